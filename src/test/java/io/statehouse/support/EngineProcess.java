@@ -1,0 +1,59 @@
+package io.statehouse.support;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+
+/** The stand-alone embedded engine ({@link EmbeddedClickHouse#main}) in a child process. */
+public final class EngineProcess implements AutoCloseable {
+
+	private static final Pattern SERVING = Pattern.compile("on http://127\\.0\\.0\\.1:(\\d+)");
+
+	private final JavaProcess process;
+
+	private final int port;
+
+	private EngineProcess(JavaProcess process, int port) {
+		this.process = process;
+		this.port = port;
+	}
+
+	/** Starts an engine on a data directory, on the given port (0 for any). */
+	public static EngineProcess start(Path dataDirectory, int port) throws Exception {
+		JavaProcess process = JavaProcess.start(dataDirectory.getParent(), EmbeddedClickHouse.class, List.of(),
+				List.of("--data-dir=" + dataDirectory, "--port=" + port));
+		try {
+			Matcher serving = SERVING.matcher(process.awaitLine((line) -> SERVING.matcher(line).find(),
+					Duration.ofSeconds(60)));
+			serving.find();
+			return new EngineProcess(process, Integer.parseInt(serving.group(1)));
+		}
+		catch (RuntimeException ex) {
+			process.kill();
+			throw ex;
+		}
+	}
+
+	public int port() {
+		return this.port;
+	}
+
+	public String jdbcUrl(String database) {
+		return "jdbc:clickhouse://127.0.0.1:" + this.port + "/" + database + "?compress=false";
+	}
+
+	/** {@code kill -9} of the engine process. */
+	public void kill() throws InterruptedException {
+		this.process.kill();
+	}
+
+	@Override
+	public void close() throws InterruptedException {
+		this.process.close();
+	}
+
+}
