@@ -44,6 +44,16 @@ public final class EmbeddedClickHouse implements AutoCloseable {
 		}
 	}
 
+	/** Where the build installed the engine library. */
+	public static Path defaultLibrary() {
+		return EmbeddedEngineOptions.defaultLibrary();
+	}
+
+	/** A session count that fits this machine. */
+	public static int defaultSessions() {
+		return EmbeddedEngineOptions.defaultSessions();
+	}
+
 	/** The loopback port ClickHouse's HTTP interface is served on. */
 	public int port() {
 		return this.endpoint.port();

@@ -1,6 +1,10 @@
 package io.statehouse.clickhouse.embedded;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.Properties;
 
 /**
  * Command-line options of the stand-alone embedded engine.
@@ -14,7 +18,7 @@ record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int ses
 	static final String LIBRARY_PROPERTY = "statehouse.clickhouse.embedded.library";
 
 	static EmbeddedEngineOptions parse(String[] args) {
-		String library = System.getProperty(LIBRARY_PROPERTY);
+		String library = System.getProperty(LIBRARY_PROPERTY, defaultLibrary().toString());
 		Path dataDirectory = Path.of("data", "clickhouse");
 		int port = 8123;
 		int sessions = defaultSessions();
@@ -32,10 +36,21 @@ record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int ses
 						"Unknown option " + option[0] + " (known: --library, --data-dir, --port, --sessions)");
 			}
 		}
-		if (library == null) {
-			throw new IllegalArgumentException("Name the engine library with --library=... or -D" + LIBRARY_PROPERTY);
-		}
 		return new EmbeddedEngineOptions(Path.of(library), dataDirectory, port, sessions);
+	}
+
+	/** Where the build installed the engine library (src/engine/fetch.sh). */
+	static Path defaultLibrary() {
+		Properties properties = new Properties();
+		try (InputStream in = EmbeddedEngineOptions.class.getResourceAsStream("embedded-engine.properties")) {
+			if (in != null) {
+				properties.load(in);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return Path.of(properties.getProperty("library", "libchdb.so"));
 	}
 
 	/** Enough sessions that waiting statements overlap, few enough not to thrash the cores. */

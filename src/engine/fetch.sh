@@ -15,7 +15,7 @@ if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
   exit 1
 fi
 if ! command -v npm >/dev/null 2>&1; then
-  echo "npm was not found. The embedded ClickHouse engine (libchdb.so, ~180 MB) is fetched from" >&2
+  echo "npm was not found. The embedded ClickHouse engine (libchdb.so, a 180 MB download) is fetched from" >&2
   echo "the npm registry. Install Node.js 18+ with npm (https://nodejs.org or your package" >&2
   echo "manager, e.g. 'apt-get install nodejs npm'), or run against a ClickHouse server by" >&2
   echo "setting STATEHOUSE_CLICKHOUSE_URL." >&2

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs one benchmark of the harness in benchmarks/src: ./benchmarks/run.sh <Name> [-Dseconds=5 -Drounds=3]
+# Names: EngineBenchmark
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${1:?usage: benchmarks/run.sh <BenchmarkName> [-Dname=value ...]}
+shift
+./mvnw -q test-compile
+./mvnw -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/benchmark-classpath.txt >/dev/null
+exec java "$@" -cp "target/test-classes:target/classes:$(cat target/benchmark-classpath.txt)" \
+  "io.statehouse.benchmarks.$name"

@@ -1,0 +1,58 @@
+package io.statehouse.clickhouse;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Where Statehouse keeps its data.
+ *
+ * @param url JDBC URL of a ClickHouse server ({@code jdbc:clickhouse://host:8123}); when empty,
+ * Statehouse runs its embedded engine
+ * @param username ClickHouse user
+ * @param password ClickHouse password
+ * @param database the database that holds Statehouse's tables (created if missing)
+ * @param tablePrefix prefix of every table name, to share one database between deployments
+ * @param poolSize maximum connections in the pool
+ * @param connectionTimeout how long a request waits for a connection before it fails (503)
+ * @param startupTimeout how long start-up retries reaching ClickHouse before it gives up
+ * @param embedded the embedded engine
+ */
+@ConfigurationProperties("statehouse.clickhouse")
+@Validated
+public record ClickHouseProperties(@Nullable String url, @DefaultValue("default") String username,
+		@DefaultValue("") String password,
+		@DefaultValue("statehouse") @Pattern(regexp = IDENTIFIER) String database,
+		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
+		@DefaultValue("16") @Min(1) int poolSize, @DefaultValue("3s") Duration connectionTimeout,
+		@DefaultValue("60s") Duration startupTimeout, @DefaultValue @Valid Embedded embedded) {
+
+	static final String IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]{0,62}";
+
+	/** Whether no server is configured, so the embedded engine runs. */
+	public boolean isEmbedded() {
+		return this.url == null || this.url.isBlank();
+	}
+
+	/**
+	 * The embedded engine: chDB's ClickHouse inside this process.
+	 *
+	 * @param library the {@code libchdb.so} file; defaults to where the build installed it
+	 * @param dataDirectory where the engine keeps its data
+	 * @param port loopback port of its ClickHouse HTTP interface, so that other instances can
+	 * share the engine; 0 picks a free port
+	 * @param sessions statements the engine runs at once; 0 sizes it from the CPU count
+	 */
+	public record Embedded(@Nullable Path library, @DefaultValue("data/clickhouse") Path dataDirectory,
+			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions) {
+	}
+
+}

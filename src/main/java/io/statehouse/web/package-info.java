@@ -1,0 +1,5 @@
+/** Cross-cutting HTTP: problem details for every error, the OpenAPI description. */
+@NullMarked
+package io.statehouse.web;
+
+import org.jspecify.annotations.NullMarked;

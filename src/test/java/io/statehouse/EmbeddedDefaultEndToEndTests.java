@@ -1,0 +1,38 @@
+package io.statehouse;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import io.statehouse.support.ServiceProcess;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The service as a newcomer starts it: no ClickHouse configured, so it runs its embedded
+ * engine, keeps data under its working directory and reports healthy.
+ */
+class EmbeddedDefaultEndToEndTests {
+
+	@TempDir
+	Path workingDirectory;
+
+	@Test
+	void startsOnTheEmbeddedEngineAndReportsHealthy() throws Exception {
+		try (ServiceProcess service = ServiceProcess.start(this.workingDirectory)) {
+			HttpResponse<String> health = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(service.uri("/actuator/health")).build(),
+						HttpResponse.BodyHandlers.ofString());
+			assertThat(health.statusCode()).isEqualTo(200);
+			assertThat(health.body()).contains("\"status\":\"UP\"")
+				.contains("\"mode\":\"embedded\"")
+				.contains("\"version\":\"26.");
+		}
+		assertThat(Files.isDirectory(this.workingDirectory.resolve("data/clickhouse/metadata"))).isTrue();
+	}
+
+}

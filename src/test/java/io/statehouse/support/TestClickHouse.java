@@ -1,0 +1,67 @@
+package io.statehouse.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.util.Map;
+import java.util.UUID;
+
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * The ClickHouse that in-JVM tests share: the server at {@code STATEHOUSE_TEST_CLICKHOUSE_URL}
+ * if one is given, else one embedded engine for the whole JVM (chDB opens one data directory
+ * per process). Every application context gets a database of its own.
+ */
+public final class TestClickHouse implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+
+	private static EmbeddedClickHouse embedded;
+
+	/** A JDBC URL (without database) of the shared engine, starting it on first use. */
+	public static synchronized String jdbcUrl() {
+		String server = System.getenv("STATEHOUSE_TEST_CLICKHOUSE_URL");
+		if (server != null && !server.isBlank()) {
+			URI url = URI.create(server);
+			return "jdbc:clickhouse:" + url.getScheme() + "://" + url.getHost() + ":" + url.getPort();
+		}
+		if (embedded == null) {
+			try {
+				embedded = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+						Files.createTempDirectory("statehouse-tests").resolve("clickhouse"), 0, 8);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+		return embedded.jdbcUrl("default");
+	}
+
+	public static String username() {
+		return System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_USER", "default");
+	}
+
+	public static String password() {
+		return System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_PASSWORD", "");
+	}
+
+	/** A fresh database name, so that tests sharing the engine do not see each other. */
+	public static String newDatabase() {
+		return "test_" + UUID.randomUUID().toString().replace("-", "");
+	}
+
+	@Override
+	public void initialize(ConfigurableApplicationContext context) {
+		context.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("testClickHouse",
+					Map.of("statehouse.clickhouse.url", jdbcUrl(), "statehouse.clickhouse.username", username(),
+							"statehouse.clickhouse.password", password(), "statehouse.clickhouse.database",
+							newDatabase())));
+	}
+
+}
