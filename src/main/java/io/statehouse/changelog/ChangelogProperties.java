@@ -1,0 +1,42 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Min;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * The changelog: how writes are batched into INSERTs, and how it is segmented.
+ *
+ * @param segmentDuration the time slot of one changelog partition (truncation drops whole
+ * partitions); fixed when the table is created
+ * @param writer group commit of writes
+ */
+@ConfigurationProperties("statehouse.changelog")
+@Validated
+public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration, @DefaultValue @Valid Writer writer) {
+
+	/**
+	 * Group commit: concurrent writes share one INSERT. A write that arrives while the writer is
+	 * idle goes out at once; under load the writer lingers briefly to fill the batch.
+	 *
+	 * @param linger how long a batch waits for company while writes keep arriving
+	 * @param maxBatchWrites most writes in one INSERT
+	 * @param maxBatchSize most document bytes in one INSERT
+	 * @param maxInFlight document bytes accepted but not yet durable; beyond it writes are
+	 * refused with 503 and Retry-After instead of queueing without bound
+	 * @param timeout how long a request waits for its write to become durable
+	 * @param maxAttempts how often a write is retried after a concurrent writer claimed the
+	 * version it wanted
+	 */
+	public record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("1000") @Min(1) int maxBatchWrites,
+			@DefaultValue("8MB") DataSize maxBatchSize, @DefaultValue("64MB") DataSize maxInFlight,
+			@DefaultValue("30s") Duration timeout, @DefaultValue("100") @Min(1) int maxAttempts) {
+	}
+
+}

@@ -1,0 +1,51 @@
+package io.statehouse.changelog;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
+
+/** What the state feature needs from storage: reads of the newest version, and the writer. */
+public class StateStore {
+
+	private final ChangelogRepository repository;
+
+	private final ChangelogWriter writer;
+
+	StateStore(ChangelogRepository repository, ChangelogWriter writer) {
+		this.repository = repository;
+		this.writer = writer;
+	}
+
+	/** The newest version of an id (possibly a tombstone), if it was ever written. */
+	public Optional<StoredState> newest(String id) {
+		return Optional.ofNullable(this.repository.newest(List.of(id)).get(id));
+	}
+
+	/** A given version of an id. */
+	public Optional<StoredState> version(String id, long version) {
+		return this.repository.version(id, version);
+	}
+
+	/** Live states in id order, after {@code after}. */
+	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit) {
+		return this.repository.list(prefix, likePattern, after, limit);
+	}
+
+	/** See {@link ChangelogWriter#write}. */
+	public Committed write(String id, StateMutation mutation, @Nullable String idempotencyKey, int sizeBytes) {
+		return this.writer.write(id, mutation, idempotencyKey, sizeBytes);
+	}
+
+	/** See {@link ChangelogWriter#submit}. */
+	public CompletableFuture<Committed> submit(String id, StateMutation mutation, int sizeBytes) {
+		return this.writer.submit(id, mutation, null, sizeBytes);
+	}
+
+	/** See {@link ChangelogWriter#await}. */
+	public Committed await(CompletableFuture<Committed> write) {
+		return this.writer.await(write);
+	}
+
+}

@@ -1,0 +1,111 @@
+package io.statehouse.state;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+
+import jakarta.json.Json;
+import jakarta.json.JsonException;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonValue;
+import jakarta.json.JsonWriter;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.exc.StreamConstraintsException;
+import tools.jackson.core.json.JsonFactory;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * Reads, checks and normalizes state documents and merge patches: JSON objects within the size
+ * and depth limits, duplicate keys refused, numbers kept exactly, stored compact.
+ */
+@Component
+class JsonDocuments {
+
+	private final JsonMapper mapper;
+
+	private final int maxBytes;
+
+	private final int maxDepth;
+
+	JsonDocuments(StateProperties properties) {
+		this.maxBytes = (int) Math.min(Integer.MAX_VALUE - 1, properties.maxDocumentSize().toBytes());
+		this.maxDepth = properties.maxDepth();
+		JsonFactory factory = JsonFactory.builder()
+			.streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(this.maxDepth).build())
+			.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+			.build();
+		this.mapper = JsonMapper.builder(factory)
+			.enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+			.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+			.build();
+	}
+
+	/**
+	 * Reads a request body that must be a JSON object.
+	 * @param body the body, read no further than the size limit
+	 * @return the document, compact
+	 */
+	String readObject(InputStream body) throws IOException {
+		return normalize(readLimited(body), "The body");
+	}
+
+	/** Applies an RFC 7396 merge patch (itself read by {@link #readObject}) to a document. */
+	String mergePatch(String document, String patch) {
+		JsonValue merged;
+		try (JsonReader target = Json.createReader(new StringReader(document));
+				JsonReader changes = Json.createReader(new StringReader(patch))) {
+			merged = Json.createMergePatch(changes.readValue()).apply(target.readValue());
+		}
+		catch (JsonException ex) {
+			throw new InvalidDocumentException("The merge patch could not be applied: " + ex.getMessage());
+		}
+		StringWriter text = new StringWriter();
+		try (JsonWriter writer = Json.createWriter(text)) {
+			writer.write(merged);
+		}
+		byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
+		if (bytes.length > this.maxBytes) {
+			throw new DocumentTooLargeException("The patched document would be " + bytes.length
+					+ " bytes; the limit is " + this.maxBytes + ".");
+		}
+		return normalize(bytes, "The patched document");
+	}
+
+	private byte[] readLimited(InputStream body) throws IOException {
+		byte[] bytes = body.readNBytes(this.maxBytes + 1);
+		if (bytes.length > this.maxBytes) {
+			throw new DocumentTooLargeException("The body is larger than the limit of " + this.maxBytes + " bytes.");
+		}
+		return bytes;
+	}
+
+	private String normalize(byte[] json, String what) {
+		if (json.length == 0) {
+			throw new InvalidDocumentException(what + " is empty; a JSON object is required.");
+		}
+		JsonNode node;
+		try {
+			node = this.mapper.readTree(json);
+		}
+		catch (StreamConstraintsException ex) {
+			throw new InvalidDocumentException(what + " nests deeper than " + this.maxDepth + " levels.");
+		}
+		catch (JacksonException ex) {
+			throw new InvalidDocumentException(what + " is not valid JSON: " + ex.getOriginalMessage());
+		}
+		if (node == null || !node.isObject()) {
+			throw new InvalidDocumentException(what + " must be a JSON object, not "
+					+ ((node == null) ? "empty" : node.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + ".");
+		}
+		return this.mapper.writeValueAsString(node);
+	}
+
+}

@@ -1,0 +1,171 @@
+package io.statehouse.state;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.util.Map;
+
+import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.StoredState;
+import io.statehouse.web.InvalidRequestException;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PatchMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.WebRequest;
+
+/** {@code /states}: pipeline state documents. */
+@RestController
+@RequestMapping("/states")
+@Tag(name = "States", description = "Versioned pipeline state documents")
+class StateController {
+
+	static final String MERGE_PATCH_JSON = "application/merge-patch+json";
+
+	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile("[\\x21-\\x7e]{1,255}");
+
+	private final StateService states;
+
+	StateController(StateService states) {
+		this.states = states;
+	}
+
+	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(summary = "Get a state document",
+			description = "The newest version, or with `version` an earlier one while the changelog retains it. "
+					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304.")
+	@ApiResponse(responseCode = "200", description = "The document",
+			content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag")
+	@ApiResponse(responseCode = "404", description = "No such state or version",
+			content = @Content(mediaType = "application/problem+json"))
+	@Nullable ResponseEntity<String> get(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
+			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
+			WebRequest request) {
+		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
+		if (request.checkNotModified(etag(state), state.updatedAt().toEpochMilli())) {
+			return null;
+		}
+		return ResponseEntity.ok()
+			.eTag(Long.toString(state.version()))
+			.lastModified(state.updatedAt())
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(state.document());
+	}
+
+	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(summary = "Replace a state document",
+			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
+					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
+					+ "makes a retry answer like the first attempt instead of writing again.")
+	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "200", description = "Replaced", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
+			content = @Content(mediaType = "application/problem+json"))
+	ResponseEntity<String> put(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
+			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
+			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey)
+			throws IOException {
+		return written(this.states.put(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
+				idempotencyKey(idempotencyKey)));
+	}
+
+	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(summary = "Merge-patch a state document",
+			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
+					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
+	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
+			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "200", description = "Patched", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
+	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
+			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
+			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey)
+			throws IOException {
+		return written(this.states.patch(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
+				idempotencyKey(idempotencyKey)));
+	}
+
+	@DeleteMapping("/{id}")
+	@Operation(summary = "Delete a state", description = "Writes a tombstone version; versions keep increasing.")
+	@ApiResponse(responseCode = "204", description = "Deleted")
+	@ApiResponse(responseCode = "404", description = "No such state",
+			content = @Content(mediaType = "application/problem+json"))
+	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
+			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
+			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey) {
+		Committed deleted = this.states.delete(id, Preconditions.parse(ifMatch, null), idempotencyKey(idempotencyKey));
+		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
+	}
+
+	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(summary = "List states",
+			description = "Live states in id order. `match` is a glob: `*` any run, `?` one character; "
+					+ "every other character (`%` and `_` too) matches itself.")
+	StateService.StatePage list(
+			@RequestParam(required = false) @Pattern(regexp = "[" + StateIds.CHARACTERS + "]{0,255}") @Nullable String prefix,
+			@RequestParam(required = false) @Nullable String match,
+			@RequestParam(required = false) @Min(1) @Max(StateService.MAX_PAGE_SIZE) @Nullable Integer limit,
+			@RequestParam(required = false) @Nullable String cursor) {
+		return this.states.list(prefix, match, limit, cursor);
+	}
+
+	@DeleteMapping
+	@Operation(summary = "Delete every state whose id matches a glob",
+			description = "Meltano's `state clear --all` is `match=*`. Answers how many this call deleted.")
+	Map<String, Integer> deleteMatching(@RequestParam String match) {
+		return Map.of("deleted", this.states.deleteMatching(match));
+	}
+
+	private static ResponseEntity<String> written(Committed committed) {
+		StoredState state = committed.state();
+		ResponseEntity.BodyBuilder response = ResponseEntity.status(committed.created() ? HttpStatus.CREATED : HttpStatus.OK)
+			.eTag(Long.toString(state.version()))
+			.lastModified(state.updatedAt())
+			.contentType(MediaType.APPLICATION_JSON);
+		if (committed.created()) {
+			response.location(URI.create("/states/" + state.id()));
+		}
+		if (committed.replayed()) {
+			response.header("Idempotent-Replayed", "true");
+		}
+		return response.body(state.document());
+	}
+
+	private static String etag(StoredState state) {
+		return "\"" + state.version() + "\"";
+	}
+
+	private static @Nullable String idempotencyKey(@Nullable String key) {
+		if (key != null && !IDEMPOTENCY_KEY.matcher(key).matches()) {
+			throw new InvalidRequestException("Idempotency-Key must be 1-255 visible ASCII characters.");
+		}
+		return key;
+	}
+
+}

@@ -1,0 +1,171 @@
+package io.statehouse.state;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.statehouse.changelog.Change;
+import io.statehouse.changelog.Change.Operation;
+import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.changelog.StateSummary;
+import io.statehouse.changelog.StoredState;
+import io.statehouse.web.InvalidRequestException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.stereotype.Service;
+
+/**
+ * Versioned state documents. Every write is decided against the version it replaces, inside
+ * the changelog writer, so conditions and merges never act on a stale state.
+ */
+@Service
+public class StateService {
+
+	static final int DEFAULT_PAGE_SIZE = 100;
+
+	static final int MAX_PAGE_SIZE = 1000;
+
+	private final StateStore store;
+
+	private final JsonDocuments documents;
+
+	StateService(StateStore store, JsonDocuments documents) {
+		this.store = store;
+		this.documents = documents;
+	}
+
+	/** The newest live version. */
+	public StoredState get(String id) {
+		return this.store.newest(id).filter(StoredState::isLive).orElseThrow(() -> StateNotFoundException.forId(id));
+	}
+
+	/** A given version, while the changelog retains it. */
+	public StoredState get(String id, long version) {
+		StoredState state = this.store.version(id, version)
+			.orElseThrow(() -> StateNotFoundException.forVersion(id, version));
+		if (state.deleted()) {
+			throw StateNotFoundException.forDeletion(id, version);
+		}
+		return state;
+	}
+
+	/** Replaces the document (creating it if absent). */
+	public Committed put(String id, InputStream body, Preconditions preconditions, @Nullable String idempotencyKey)
+			throws IOException {
+		String document = this.documents.readObject(body);
+		return this.store.write(id, (current) -> {
+			preconditions.check(id, current);
+			return new Change(Operation.PUT, document, 0);
+		}, idempotencyKey, document.length());
+	}
+
+	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
+	public Committed patch(String id, InputStream body, Preconditions preconditions,
+			@Nullable String idempotencyKey) throws IOException {
+		String patch = this.documents.readObject(body);
+		return this.store.write(id, (current) -> {
+			preconditions.check(id, current);
+			String base = StoredState.isLive(current) ? current.document() : "{}";
+			return new Change(Operation.PATCH, this.documents.mergePatch(base, patch), 0);
+		}, idempotencyKey, patch.length());
+	}
+
+	/** Deletes the state: a tombstone version. */
+	public Committed delete(String id, Preconditions preconditions, @Nullable String idempotencyKey) {
+		return this.store.write(id, (current) -> {
+			if (!StoredState.isLive(current)) {
+				throw StateNotFoundException.forId(id);
+			}
+			preconditions.check(id, current);
+			return new Change(Operation.DELETE, "", 0);
+		}, idempotencyKey, 0);
+	}
+
+	/**
+	 * Live states in id order.
+	 * @param prefix ids start with this ({@code null}: any)
+	 * @param match a glob ({@code *}, {@code ?}) ids must match ({@code null}: any)
+	 * @param limit page size
+	 * @param cursor where the previous page ended ({@code null}: the start)
+	 */
+	public StatePage list(@Nullable String prefix, @Nullable String match, @Nullable Integer limit,
+			@Nullable String cursor) {
+		int size = (limit != null) ? limit : DEFAULT_PAGE_SIZE;
+		if (size < 1 || size > MAX_PAGE_SIZE) {
+			throw new InvalidRequestException("limit must be between 1 and " + MAX_PAGE_SIZE + ".");
+		}
+		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", Globs.toLike(match),
+				(cursor != null) ? decodeCursor(cursor) : null, size + 1);
+		boolean more = rows.size() > size;
+		List<StateSummary> items = more ? rows.subList(0, size) : rows;
+		String next = more ? encodeCursor(items.get(items.size() - 1).id()) : null;
+		return new StatePage(List.copyOf(items), next);
+	}
+
+	/**
+	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}).
+	 * @return how many this call deleted
+	 */
+	public int deleteMatching(String match) {
+		String like = Globs.toLike(match);
+		List<String> ids = new ArrayList<>();
+		String after = null;
+		List<StateSummary> page;
+		do {
+			page = this.store.list("", like, after, MAX_PAGE_SIZE);
+			page.forEach((summary) -> ids.add(summary.id()));
+			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+		}
+		while (page.size() == MAX_PAGE_SIZE);
+		int deleted = 0;
+		// In chunks, so that a large clear shares INSERTs without exhausting the writer's memory.
+		for (int from = 0; from < ids.size(); from += MAX_PAGE_SIZE) {
+			List<CompletableFuture<Committed>> writes = new ArrayList<>();
+			for (String id : ids.subList(from, Math.min(ids.size(), from + MAX_PAGE_SIZE))) {
+				writes.add(this.store.submit(id, (current) -> {
+					if (!StoredState.isLive(current)) {
+						throw StateNotFoundException.forId(id);
+					}
+					return new Change(Operation.DELETE, "", 0);
+				}, 0));
+			}
+			for (CompletableFuture<Committed> write : writes) {
+				try {
+					this.store.await(write);
+					deleted++;
+				}
+				catch (StateNotFoundException ex) {
+					// Deleted by someone else meanwhile: not ours to count.
+				}
+			}
+		}
+		return deleted;
+	}
+
+	private static String encodeCursor(String id) {
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(id.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static String decodeCursor(String cursor) {
+		try {
+			return new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidRequestException("cursor is not one this service handed out.");
+		}
+	}
+
+	/**
+	 * One page of a listing.
+	 * @param items the states
+	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
+	 */
+	public record StatePage(List<StateSummary> items, @Nullable String nextCursor) {
+	}
+
+}

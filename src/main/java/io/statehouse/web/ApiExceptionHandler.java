@@ -1,0 +1,147 @@
+package io.statehouse.web;
+
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+
+import io.statehouse.changelog.WriteUnavailableException;
+import io.statehouse.state.DocumentTooLargeException;
+import io.statehouse.state.InvalidDocumentException;
+import io.statehouse.state.PreconditionFailedException;
+import io.statehouse.state.StateNotFoundException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+
+/**
+ * Every error as RFC 9457 {@code application/problem+json}, with a stable {@code type} per kind
+ * of error. Nothing leaks: no SQL, no stack trace, no class name. A ClickHouse that does not
+ * answer is a 503 with {@code Retry-After}, never a 500.
+ */
+@RestControllerAdvice
+class ApiExceptionHandler extends ResponseEntityExceptionHandler {
+
+	private static final Log logger = LogFactory.getLog(ApiExceptionHandler.class);
+
+	static final String TYPE_PREFIX = "urn:statehouse:problem:";
+
+	@ExceptionHandler
+	ResponseEntity<Object> notFound(StateNotFoundException ex, WebRequest request) {
+		return problem(HttpStatus.NOT_FOUND, "not-found", ex.getMessage(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> preconditionFailed(PreconditionFailedException ex, WebRequest request) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.PRECONDITION_FAILED, ex.getMessage());
+		problem.setType(type("precondition-failed"));
+		problem.setProperty("currentVersion", ex.currentVersion());
+		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.PRECONDITION_FAILED, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> invalidDocument(InvalidDocumentException ex, WebRequest request) {
+		return problem(HttpStatus.BAD_REQUEST, "invalid-document", ex.getMessage(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> documentTooLarge(DocumentTooLargeException ex, WebRequest request) {
+		return problem(HttpStatus.CONTENT_TOO_LARGE, "document-too-large", ex.getMessage(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> invalidRequest(InvalidRequestException ex, WebRequest request) {
+		return problem(HttpStatus.BAD_REQUEST, "invalid-request", ex.getMessage(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> writeUnavailable(WriteUnavailableException ex, WebRequest request) {
+		return unavailable("write-unavailable", ex.getMessage(), ex.retryAfter(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> dataAccess(DataAccessException ex, WebRequest request) {
+		if (isOutage(ex)) {
+			logger.warn("ClickHouse is unavailable: " + ex.getMostSpecificCause());
+			return unavailable("storage-unavailable", "The storage (ClickHouse) is not answering; retry shortly.",
+					Duration.ofSeconds(2), ex, request);
+		}
+		return unexpected(ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> unexpected(Exception ex, WebRequest request) {
+		logger.error("Unexpected failure", ex);
+		return problem(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error",
+				"The service failed unexpectedly; the failure is logged.", ex, request);
+	}
+
+	/** Gives the problems Spring MVC creates (400, 404, 405, 406, 415, ...) a stable type too. */
+	@Override
+	protected ResponseEntity<Object> handleExceptionInternal(Exception ex, @Nullable Object body, HttpHeaders headers,
+			HttpStatusCode status, WebRequest request) {
+		if (body instanceof ProblemDetail problem && (problem.getType() == null
+				|| URI.create("about:blank").equals(problem.getType()))) {
+			problem.setType(type(kind(status)));
+		}
+		return super.handleExceptionInternal(ex, body, headers, status, request);
+	}
+
+	private ResponseEntity<Object> unavailable(String kind, @Nullable String detail, Duration retryAfter, Exception ex,
+			WebRequest request) {
+		HttpHeaders headers = new HttpHeaders();
+		headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, retryAfter.toSeconds())));
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, detail);
+		problem.setType(type(kind));
+		return handleExceptionInternal(ex, problem, headers, HttpStatus.SERVICE_UNAVAILABLE, request);
+	}
+
+	private ResponseEntity<Object> problem(HttpStatus status, String kind, @Nullable String detail, Exception ex,
+			WebRequest request) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+		problem.setType(type(kind));
+		return handleExceptionInternal(ex, problem, new HttpHeaders(), status, request);
+	}
+
+	/** ClickHouse down, unreachable, timing out or refusing connections: worth a retry. */
+	static boolean isOutage(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof DataAccessResourceFailureException || cause instanceof TransientDataAccessException
+					|| cause instanceof CannotGetJdbcConnectionException || cause instanceof IOException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static String kind(HttpStatusCode status) {
+		return switch (status.value()) {
+			case 400 -> "invalid-request";
+			case 404 -> "not-found";
+			case 405 -> "method-not-allowed";
+			case 406 -> "not-acceptable";
+			case 413 -> "document-too-large";
+			case 415 -> "unsupported-media-type";
+			case 503 -> "unavailable";
+			default -> "http-" + status.value();
+		};
+	}
+
+	static URI type(String kind) {
+		return URI.create(TYPE_PREFIX + kind);
+	}
+
+}

@@ -1,0 +1,230 @@
+package io.statehouse.state;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The state API over real HTTP on a real engine. */
+@StatehouseTest
+class StateApiTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	JdbcClient jdbc;
+
+	@Autowired
+	ClickHouseSchema schema;
+
+	StatehouseClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = StatehouseClient.forPort(this.port);
+	}
+
+	@Test
+	void putCreatesThenReplacesWithIncreasingVersions() {
+		Response created = this.client.put("/states/api:put", "{\"completed\":{\"bookmark\":1}}");
+		assertThat(created.status()).isEqualTo(201);
+		assertThat(created.version()).isEqualTo(1);
+		assertThat(created.header("Location")).hasValue("/states/api:put");
+		assertThat(created.json().at("/completed/bookmark").asInt()).isEqualTo(1);
+		Response replaced = this.client.put("/states/api:put", "{\"completed\":{\"bookmark\":2}}");
+		assertThat(replaced.status()).isEqualTo(200);
+		assertThat(replaced.version()).isEqualTo(2);
+		Response read = this.client.get("/states/api:put");
+		assertThat(read.status()).isEqualTo(200);
+		assertThat(read.version()).isEqualTo(2);
+		assertThat(read.header("Last-Modified")).isPresent();
+		assertThat(read.header("Content-Type")).hasValueSatisfying((type) -> assertThat(type).startsWith("application/json"));
+		assertThat(read.body()).isEqualTo("{\"completed\":{\"bookmark\":2}}");
+	}
+
+	@Test
+	void getOfAnUnknownStateIsNotFoundAsProblemJson() {
+		Response missing = this.client.get("/states/api:never-written");
+		assertThat(missing.status()).isEqualTo(404);
+		assertThat(missing.header("Content-Type")).hasValue("application/problem+json");
+		assertThat(missing.json().get("type").asString()).isEqualTo("urn:statehouse:problem:not-found");
+	}
+
+	@Test
+	void getWithTheCurrentEtagIsNotModified() {
+		long version = this.client.put("/states/api:etag", "{\"a\":1}").version();
+		assertThat(this.client.get("/states/api:etag", "If-None-Match", "\"" + version + "\"").status()).isEqualTo(304);
+		assertThat(this.client.get("/states/api:etag", "If-None-Match", "\"" + (version - 1) + "\"").status())
+			.isEqualTo(200);
+	}
+
+	@Test
+	void keepsNumbersStringsAndUnicodeExactly() {
+		String document = "{\"big\":123456789012345678901234567890,\"exact\":0.10000000000000000000001,"
+				+ "\"text\":\"it's \\\"quoted\\\" \\\\ ünï 🚀\",\"list\":[1,\"two\",null,true]}";
+		this.client.put("/states/api:exact", document);
+		assertThat(this.client.get("/states/api:exact").body()).isEqualTo(document);
+	}
+
+	@Test
+	void deleteWritesATombstoneAndVersionsContinueAfterIt() {
+		this.client.put("/states/api:delete", "{\"a\":1}");
+		this.client.put("/states/api:delete", "{\"a\":2}");
+		Response deleted = this.client.delete("/states/api:delete");
+		assertThat(deleted.status()).isEqualTo(204);
+		assertThat(deleted.version()).isEqualTo(3);
+		assertThat(this.client.get("/states/api:delete").status()).isEqualTo(404);
+		assertThat(this.client.delete("/states/api:delete").status()).isEqualTo(404);
+		Response recreated = this.client.put("/states/api:delete", "{\"a\":3}");
+		assertThat(recreated.status()).isEqualTo(201);
+		assertThat(recreated.version()).isEqualTo(4);
+	}
+
+	@Test
+	void ifMatchWritesOnlyAgainstTheCurrentVersion() {
+		long v1 = this.client.put("/states/api:if-match", "{\"a\":1}").version();
+		Response stale = this.client.put("/states/api:if-match", "{\"a\":2}", "If-Match", "\"" + (v1 + 5) + "\"");
+		assertThat(stale.status()).isEqualTo(412);
+		assertThat(stale.json().get("type").asString()).isEqualTo("urn:statehouse:problem:precondition-failed");
+		assertThat(stale.json().get("currentVersion").asLong()).isEqualTo(v1);
+		Response current = this.client.put("/states/api:if-match", "{\"a\":2}", "If-Match", "\"" + v1 + "\"");
+		assertThat(current.status()).isEqualTo(200);
+		assertThat(current.version()).isEqualTo(v1 + 1);
+		assertThat(this.client.patch("/states/api:if-match", "{\"b\":1}", "If-Match", "\"" + v1 + "\"").status())
+			.isEqualTo(412);
+		assertThat(this.client.delete("/states/api:if-match", "If-Match", "\"" + v1 + "\"").status()).isEqualTo(412);
+		assertThat(this.client.get("/states/api:if-match").body()).isEqualTo("{\"a\":2}");
+		assertThat(this.client.delete("/states/api:if-match", "If-Match", "\"" + (v1 + 1) + "\"").status())
+			.isEqualTo(204);
+		Response gone = this.client.put("/states/api:if-match", "{}", "If-Match", "*");
+		assertThat(gone.status()).isEqualTo(412);
+		assertThat(gone.json().get("currentVersion").isNull()).isTrue();
+	}
+
+	@Test
+	void ifNoneMatchStarOnlyCreates() {
+		assertThat(this.client.put("/states/api:create-only", "{\"a\":1}", "If-None-Match", "*").status()).isEqualTo(201);
+		Response again = this.client.put("/states/api:create-only", "{\"a\":2}", "If-None-Match", "*");
+		assertThat(again.status()).isEqualTo(412);
+		assertThat(again.json().get("currentVersion").asLong()).isEqualTo(1);
+		assertThat(this.client.get("/states/api:create-only").body()).isEqualTo("{\"a\":1}");
+	}
+
+	@Test
+	void patchMergesOnTheServerAndCreatesFromEmpty() {
+		Response created = this.client.patch("/states/api:patch", "{\"partial\":{\"s1\":{\"at\":1}}}");
+		assertThat(created.status()).isEqualTo(201);
+		Response merged = this.client.patch("/states/api:patch",
+				"{\"partial\":{\"s2\":{\"at\":2},\"s1\":{\"at\":3}},\"completed\":{\"done\":true}}");
+		assertThat(merged.status()).isEqualTo(200);
+		assertThat(merged.version()).isEqualTo(2);
+		JsonNode document = merged.json();
+		assertThat(document.at("/partial/s1/at").asInt()).isEqualTo(3);
+		assertThat(document.at("/partial/s2/at").asInt()).isEqualTo(2);
+		// RFC 7396: null removes a member, arrays are replaced whole.
+		Response removed = this.client.patch("/states/api:patch", "{\"partial\":{\"s1\":null},\"list\":[3]}");
+		assertThat(removed.json().at("/partial").has("s1")).isFalse();
+		assertThat(removed.json().at("/partial/s2/at").asInt()).isEqualTo(2);
+		assertThat(this.client.patch("/states/api:patch", "{\"list\":[4,5]}").json().get("list").toString())
+			.isEqualTo("[4,5]");
+	}
+
+	@Test
+	void idempotencyKeyMakesARetryAnswerLikeTheFirstWithoutWriting() {
+		Response first = this.client.put("/states/api:idempotent", "{\"run\":1}", "Idempotency-Key", "run-1-attempt");
+		Response retry = this.client.put("/states/api:idempotent", "{\"run\":1}", "Idempotency-Key", "run-1-attempt");
+		assertThat(retry.status()).isEqualTo(first.status()).isEqualTo(201);
+		assertThat(retry.version()).isEqualTo(first.version());
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.header("Idempotent-Replayed")).hasValue("true");
+		Response patch = this.client.patch("/states/api:idempotent", "{\"n\":1}", "Idempotency-Key", "patch-1");
+		Response patchRetry = this.client.patch("/states/api:idempotent", "{\"n\":1}", "Idempotency-Key", "patch-1");
+		assertThat(patchRetry.version()).isEqualTo(patch.version()).isEqualTo(2);
+		assertThat(this.client.get("/states/api:idempotent").version()).isEqualTo(2);
+		// A key is per id: the same key on another id is another write.
+		assertThat(this.client.put("/states/api:idempotent-2", "{}", "Idempotency-Key", "patch-1").status())
+			.isEqualTo(201);
+	}
+
+	@Test
+	void readsCombineTheMaterializedStateWithTheChangelogTail() {
+		String state = this.schema.table("state");
+		this.jdbc.sql("INSERT INTO " + state + " (state_id, version, deleted, document, fencing, updated_at) "
+				+ "VALUES ('api:materialized', 7, 0, '{\"from\":\"state\"}', 0, now64(3))").update();
+		Response materialized = this.client.get("/states/api:materialized");
+		assertThat(materialized.version()).isEqualTo(7);
+		assertThat(materialized.body()).isEqualTo("{\"from\":\"state\"}");
+		// The next write continues after the materialized version, and then wins the read.
+		Response next = this.client.patch("/states/api:materialized", "{\"and\":\"tail\"}");
+		assertThat(next.version()).isEqualTo(8);
+		assertThat(next.body()).isEqualTo("{\"from\":\"state\",\"and\":\"tail\"}");
+		assertThat(this.client.get("/states/api:materialized").version()).isEqualTo(8);
+		assertThat(this.client.get("/states?prefix=api:materialized").json().at("/items/0/version").asLong())
+			.isEqualTo(8);
+	}
+
+	@Test
+	void listsLiveStatesByPrefixAndGlobWithStablePaging() {
+		for (String id : List.of("list:dev:a", "list:dev:b", "list:prod:a", "list:dev:c", "list:dev_x", "list:devXx")) {
+			this.client.put("/states/" + id, "{\"id\":\"" + id + "\"}");
+		}
+		this.client.delete("/states/list:dev:c");
+		assertThat(ids(this.client.get("/states?prefix=list:").json())).containsExactly("list:dev:a", "list:dev:b",
+				"list:devXx", "list:dev_x", "list:prod:a");
+		assertThat(ids(this.client.get("/states?match=list:dev:*").json())).containsExactly("list:dev:a",
+				"list:dev:b");
+		assertThat(ids(this.client.get("/states?match=list:*:a").json())).containsExactly("list:dev:a",
+				"list:prod:a");
+		assertThat(ids(this.client.get("/states?match=list:dev_?").json())).containsExactly("list:dev_x");
+		assertThat(ids(this.client.get("/states?match=list:dev?x").json())).containsExactly("list:devXx",
+				"list:dev_x");
+		List<String> paged = new ArrayList<>();
+		String path = "/states?prefix=list:&limit=2";
+		while (true) {
+			JsonNode page = this.client.get(path).json();
+			paged.addAll(ids(page));
+			if (page.get("nextCursor").isNull()) {
+				break;
+			}
+			path = "/states?prefix=list:&limit=2&cursor=" + page.get("nextCursor").asString();
+		}
+		assertThat(paged).containsExactly("list:dev:a", "list:dev:b", "list:devXx", "list:dev_x", "list:prod:a");
+		JsonNode item = this.client.get("/states?match=list:dev:a").json().at("/items/0");
+		assertThat(item.get("version").asLong()).isEqualTo(1);
+		assertThat(item.get("sizeBytes").asLong()).isEqualTo("{\"id\":\"list:dev:a\"}".length());
+		assertThat(item.get("updatedAt").asString()).endsWith("Z");
+	}
+
+	@Test
+	void deletesEveryStateMatchingAGlobAndCountsThem() {
+		for (int i = 0; i < 25; i++) {
+			this.client.put("/states/clear:dev:" + i, "{}");
+		}
+		this.client.put("/states/clear:prod:1", "{}");
+		Response cleared = this.client.delete("/states?match=clear:dev:*");
+		assertThat(cleared.status()).isEqualTo(200);
+		assertThat(cleared.json().get("deleted").asInt()).isEqualTo(25);
+		assertThat(ids(this.client.get("/states?prefix=clear:").json())).containsExactly("clear:prod:1");
+		assertThat(this.client.delete("/states?match=clear:dev:*").json().get("deleted").asInt()).isZero();
+	}
+
+	private static List<String> ids(JsonNode page) {
+		List<String> ids = new ArrayList<>();
+		page.get("items").forEach((item) -> ids.add(item.get("id").asString()));
+		return ids;
+	}
+
+}

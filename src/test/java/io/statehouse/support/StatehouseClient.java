@@ -1,0 +1,110 @@
+package io.statehouse.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A plain HTTP client for one Statehouse instance, as a pipeline worker would use it. */
+public final class StatehouseClient {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	private final String baseUrl;
+
+	public StatehouseClient(String baseUrl) {
+		this.baseUrl = baseUrl;
+	}
+
+	public static StatehouseClient forPort(int port) {
+		return new StatehouseClient("http://127.0.0.1:" + port);
+	}
+
+	public Response get(String path, String... headers) {
+		return send(request(path, headers).GET());
+	}
+
+	public Response put(String path, String json, String... headers) {
+		return send(request(path, headers).header("Content-Type", "application/json")
+			.PUT(HttpRequest.BodyPublishers.ofString(json)));
+	}
+
+	public Response patch(String path, String mergePatch, String... headers) {
+		return send(request(path, headers).header("Content-Type", "application/merge-patch+json")
+			.method("PATCH", HttpRequest.BodyPublishers.ofString(mergePatch)));
+	}
+
+	public Response delete(String path, String... headers) {
+		return send(request(path, headers).DELETE());
+	}
+
+	/** Any request, for hostile input: raw method, content type and body bytes. */
+	public Response send(String method, String path, String contentType, byte[] body, String... headers) {
+		HttpRequest.Builder request = request(path, headers).method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+		if (contentType != null) {
+			request.header("Content-Type", contentType);
+		}
+		return send(request);
+	}
+
+	private HttpRequest.Builder request(String path, String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.baseUrl + path))
+			.timeout(Duration.ofSeconds(60));
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		return request;
+	}
+
+	private Response send(HttpRequest.Builder request) {
+		try {
+			HttpResponse<String> response = this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+			return new Response(response.statusCode(), response);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** A response: status, headers, body. */
+	public record Response(int status, HttpResponse<String> raw) {
+
+		public String body() {
+			return this.raw.body();
+		}
+
+		public JsonNode json() {
+			return JSON.readTree(this.raw.body());
+		}
+
+		public Optional<String> header(String name) {
+			return this.raw.headers().firstValue(name);
+		}
+
+		/** The version in the {@code ETag}. */
+		public long version() {
+			String etag = header("ETag").orElseThrow(() -> new AssertionError("No ETag in " + this));
+			return Long.parseLong(etag.replace("\"", ""));
+		}
+
+		@Override
+		public String toString() {
+			return this.status + " " + this.raw.headers().map() + " " + this.raw.body();
+		}
+
+	}
+
+}
