@@ -39,6 +39,8 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
 	static final String TYPE_PREFIX = "urn:statehouse:problem:";
 
+	private static final URI ABOUT_BLANK = URI.create("about:blank");
+
 	@ExceptionHandler
 	ResponseEntity<Object> notFound(StateNotFoundException ex, WebRequest request) {
 		return problem(HttpStatus.NOT_FOUND, "not-found", ex.getMessage(), ex, request);
@@ -91,13 +93,12 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
 	/** Gives the problems Spring MVC creates (400, 404, 405, 406, 415, ...) a stable type too. */
 	@Override
-	protected ResponseEntity<Object> handleExceptionInternal(Exception ex, @Nullable Object body, HttpHeaders headers,
+	protected ResponseEntity<Object> createResponseEntity(@Nullable Object body, HttpHeaders headers,
 			HttpStatusCode status, WebRequest request) {
-		if (body instanceof ProblemDetail problem && (problem.getType() == null
-				|| URI.create("about:blank").equals(problem.getType()))) {
+		if (body instanceof ProblemDetail problem && (problem.getType() == null || ABOUT_BLANK.equals(problem.getType()))) {
 			problem.setType(type(kind(status)));
 		}
-		return super.handleExceptionInternal(ex, body, headers, status, request);
+		return super.createResponseEntity(body, headers, status, request);
 	}
 
 	private ResponseEntity<Object> unavailable(String kind, @Nullable String detail, Duration retryAfter, Exception ex,

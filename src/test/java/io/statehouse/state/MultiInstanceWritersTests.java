@@ -1,0 +1,166 @@
+package io.statehouse.state;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.statehouse.support.EngineProcess;
+import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Invariant 3 across service instances: two Statehouse processes share one ClickHouse engine
+ * (a third process) and race on the same ids.
+ */
+class MultiInstanceWritersTests {
+
+	@TempDir
+	static Path directory;
+
+	static EngineProcess engine;
+
+	static ServiceProcess first;
+
+	static ServiceProcess second;
+
+	static List<StatehouseClient> clients;
+
+	@BeforeAll
+	static void startTwoInstancesOnOneEngine() throws Exception {
+		engine = EngineProcess.start(directory.resolve("clickhouse"), 0);
+		String[] shared = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.database=multi_instance" };
+		first = ServiceProcess.start(directory, shared);
+		second = ServiceProcess.start(directory, shared);
+		clients = List.of(StatehouseClient.forPort(first.port()), StatehouseClient.forPort(second.port()));
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		second.close();
+		first.close();
+		engine.close();
+	}
+
+	@Test
+	void ofConcurrentConditionalWritersExactlyOneWins() throws Exception {
+		for (int round = 0; round < 20; round++) {
+			String id = "race:if-match:" + round;
+			long version = clients.get(0).put("/states/" + id, "{\"writer\":\"none\"}").version();
+			int contenders = 8;
+			List<Response> answers = race(contenders, (n) -> clients.get(n % 2)
+				.put("/states/" + id, "{\"writer\":" + n + "}", "If-Match", "\"" + version + "\""));
+			List<Response> winners = answers.stream().filter((r) -> r.status() == 200).toList();
+			assertThat(winners).as("round %d: %s", round, answers).hasSize(1);
+			assertThat(answers.stream().filter((r) -> r.status() == 412)).hasSize(contenders - 1);
+			Response current = clients.get(1).get("/states/" + id);
+			assertThat(current.version()).isEqualTo(version + 1);
+			assertThat(current.body()).isEqualTo(winners.get(0).body());
+		}
+	}
+
+	@Test
+	void ofConcurrentCreateOnlyWritersExactlyOneWins() throws Exception {
+		for (int round = 0; round < 10; round++) {
+			String id = "race:create:" + round;
+			List<Response> answers = race(6,
+					(n) -> clients.get(n % 2).put("/states/" + id, "{\"writer\":" + n + "}", "If-None-Match", "*"));
+			assertThat(answers.stream().filter((r) -> r.status() == 201)).as("%s", answers).hasSize(1);
+			assertThat(answers.stream().filter((r) -> r.status() == 412)).hasSize(5);
+		}
+	}
+
+	@Test
+	void concurrentPatchesOfDifferentKeysAllSurvive() throws Exception {
+		String id = "race:patch";
+		int workers = 8;
+		int patchesEach = 10;
+		ConcurrentLinkedQueue<Long> versions = new ConcurrentLinkedQueue<>();
+		race(workers, (n) -> {
+			for (int i = 0; i < patchesEach; i++) {
+				Response patched = clients.get(n % 2).patch("/states/" + id,
+						"{\"keys\":{\"w" + n + "-" + i + "\":" + i + "}}");
+				assertThat(patched.status()).as("%s", patched).isIn(200, 201);
+				versions.add(patched.version());
+			}
+			return null;
+		});
+		JsonNode document = clients.get(0).get("/states/" + id).json();
+		assertThat(document.get("keys").size()).isEqualTo(workers * patchesEach);
+		assertThat(new HashSet<>(versions)).as("versions are never reused").hasSize(workers * patchesEach);
+		assertThat(clients.get(1).get("/states/" + id).version()).isEqualTo(workers * patchesEach);
+	}
+
+	@Test
+	void versionsStrictlyIncreaseAcrossPutsAndDeletesFromBothInstances() throws Exception {
+		String id = "race:versions";
+		ConcurrentLinkedQueue<Long> versions = new ConcurrentLinkedQueue<>();
+		race(6, (n) -> {
+			StatehouseClient client = clients.get(n % 2);
+			for (int i = 0; i < 10; i++) {
+				Response response = (i % 3 == 2) ? client.delete("/states/" + id)
+						: client.put("/states/" + id, "{\"n\":" + n + ",\"i\":" + i + "}");
+				if (response.status() != 404) {
+					assertThat(response.status()).as("%s", response).isIn(200, 201, 204);
+					versions.add(response.version());
+				}
+			}
+			return null;
+		});
+		Set<Long> distinct = new HashSet<>(versions);
+		assertThat(distinct).as("no version acknowledged twice").hasSize(versions.size());
+		assertThat(distinct).as("no gaps: every claimed version was acknowledged")
+			.containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.rangeClosed(1, versions.size())
+				.boxed()
+				.toList());
+	}
+
+	interface Contender<T> {
+
+		T run(int n) throws Exception;
+
+	}
+
+	/** Runs contenders at once (released by a barrier) and returns their results in order. */
+	static <T> List<T> race(int contenders, Contender<T> contender) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(contenders);
+		try {
+			CyclicBarrier start = new CyclicBarrier(contenders);
+			List<Future<T>> futures = new ArrayList<>();
+			for (int n = 0; n < contenders; n++) {
+				int number = n;
+				Callable<T> task = () -> {
+					start.await();
+					return contender.run(number);
+				};
+				futures.add(executor.submit(task));
+			}
+			List<T> results = new ArrayList<>();
+			for (Future<T> future : futures) {
+				results.add(future.get(3, TimeUnit.MINUTES));
+			}
+			return results;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+}
