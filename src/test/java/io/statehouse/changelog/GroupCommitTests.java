@@ -1,0 +1,87 @@
+package io.statehouse.changelog;
+
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Concurrent writes share INSERTs, and every acknowledged one is durable and readable. */
+@StatehouseTest
+class GroupCommitTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	MeterRegistry meters;
+
+	@Test
+	void concurrentWritesOfDistinctIdsShareInserts() throws Exception {
+		StatehouseClient client = StatehouseClient.forPort(this.port);
+		double insertsBefore = inserts();
+		int writers = 64;
+		List<Response> responses = concurrently(writers,
+				(n) -> client.put("/states/group:" + n, "{\"completed\":{\"bookmark\":" + n + "}}"));
+		assertThat(responses).allSatisfy((response) -> assertThat(response.status()).isEqualTo(201));
+		double inserts = inserts() - insertsBefore;
+		assertThat(inserts).as("INSERTs for %d concurrent writes", writers).isLessThanOrEqualTo(writers / 4.0);
+		for (int n = 0; n < writers; n++) {
+			assertThat(client.get("/states/group:" + n).body()).isEqualTo("{\"completed\":{\"bookmark\":" + n + "}}");
+		}
+	}
+
+	@Test
+	void aLoneWriteIsOneInsert() {
+		StatehouseClient client = StatehouseClient.forPort(this.port);
+		double before = inserts();
+		assertThat(client.put("/states/group:lone", "{}").status()).isEqualTo(201);
+		assertThat(inserts() - before).isEqualTo(1);
+	}
+
+	private double inserts() {
+		return this.meters.get("statehouse.changelog.inserts").counter().count();
+	}
+
+	interface Call<T> {
+
+		T run(int n) throws Exception;
+
+	}
+
+	static <T> List<T> concurrently(int count, Call<T> call) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(count);
+		try {
+			CyclicBarrier start = new CyclicBarrier(count);
+			List<Future<T>> futures = IntStream.range(0, count).mapToObj((n) -> {
+				Callable<T> task = () -> {
+					start.await();
+					return call.run(n);
+				};
+				return executor.submit(task);
+			}).toList();
+			List<T> results = new java.util.ArrayList<>();
+			for (Future<T> future : futures) {
+				results.add(future.get());
+			}
+			return results;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+}
