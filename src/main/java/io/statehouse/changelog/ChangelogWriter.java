@@ -1,8 +1,10 @@
 package io.statehouse.changelog;
 
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -10,10 +12,13 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -29,16 +34,20 @@ import org.springframework.context.SmartLifecycle;
 /**
  * The one write path: group commit of changelog claims.
  *
- * <p>Requests hand their writes to a single flusher thread and wait. The flusher takes what is
- * queued (distinct ids only; a second write of an id waits for the next batch) and for the
- * whole batch runs three statements: read the newest version of every id, append one claim per
- * write in one INSERT, and read back which claims won their version. A write that lost to a
- * concurrent writer (another thread or service instance) is decided again against the new
- * newest version in the next batch, so conditions and merges never act on a stale state and no
- * write is lost. A request is answered only after its INSERT was acknowledged, with
- * {@code async_insert=0} and {@code fsync_after_insert=1}: a 2xx means durable.
+ * <p>Requests hand their writes to the writer and wait. A dispatcher thread forms batches of
+ * what is queued — distinct ids only, and no id that is in a batch still in flight, so that a
+ * later write of an id is decided after the earlier one is durable — and up to
+ * {@code concurrency} batches run at once (one batch's INSERT overlaps the next one's read).
+ * For the whole batch a worker runs three statements: read the newest version of every id,
+ * append one claim per write in one INSERT, and read back which claims won their version. A
+ * write that lost to a concurrent writer (another thread or service instance) is decided again
+ * against the new newest version in a later batch, so conditions and merges never act on a
+ * stale state and no write is lost. A request is answered only after its INSERT was
+ * acknowledged, with {@code async_insert=0} and {@code fsync_after_insert=1}: a 2xx means
+ * durable.
  *
- * <p>Memory is bounded: writes accepted but not yet durable may hold at most
+ * <p>A write that arrives while the writer is idle goes out at once; under load a batch lingers
+ * briefly to fill. Memory is bounded: writes accepted but not yet durable may hold at most
  * {@code max-in-flight} bytes; beyond that a write is refused at once (503, Retry-After) rather
  * than queued.
  */
@@ -53,45 +62,77 @@ public class ChangelogWriter implements SmartLifecycle {
 
 	private final ChangelogProperties.Writer properties;
 
-	private final LinkedBlockingDeque<PendingWrite> queue = new LinkedBlockingDeque<>();
+	private final ReentrantLock lock = new ReentrantLock();
+
+	/** Signalled when a write is queued or a batch finishes. */
+	private final Condition changed = this.lock.newCondition();
+
+	/** Guarded by {@link #lock}. */
+	private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
+
+	/** Ids of the batches in flight. Guarded by {@link #lock}. */
+	private final Set<String> inFlightIds = new HashSet<>();
+
+	/** Guarded by {@link #lock}. */
+	private int batchesInFlight;
+
+	/** Guarded by {@link #lock}. */
+	private int lastBatchSize;
 
 	private final Semaphore inFlightBytes;
 
 	private final int maxInFlightBytes;
 
+	private final ExecutorService workers;
+
 	private final Counter inserts;
 
 	private final DistributionSummary batchSizes;
 
-	private final Timer batchDurations;
+	private final Timer readDurations;
 
-	private final Counter retries;
+	private final Timer insertDurations;
+
+	private final Timer confirmDurations;
+
+	private final Counter lostClaims;
 
 	private volatile boolean running;
 
-	private @Nullable Thread flusher;
-
-	private int lastBatchSize;
+	private @Nullable Thread dispatcher;
 
 	ChangelogWriter(ChangelogRepository repository, ChangelogProperties.Writer properties, MeterRegistry meters) {
 		this.repository = repository;
 		this.properties = properties;
 		this.maxInFlightBytes = (int) Math.min(Integer.MAX_VALUE, properties.maxInFlight().toBytes());
 		this.inFlightBytes = new Semaphore(this.maxInFlightBytes);
+		this.workers = Executors.newFixedThreadPool(properties.concurrency(), (task) -> {
+			Thread thread = new Thread(task, "changelog-writer");
+			thread.setDaemon(true);
+			return thread;
+		});
 		this.inserts = Counter.builder("statehouse.changelog.inserts")
 			.description("INSERT statements into the changelog")
 			.register(meters);
 		this.batchSizes = DistributionSummary.builder("statehouse.changelog.batch.writes")
 			.description("Writes per changelog INSERT")
 			.register(meters);
-		this.batchDurations = Timer.builder("statehouse.changelog.batch.duration")
-			.description("Time to make one batch of writes durable (read, insert, read back)")
-			.register(meters);
-		this.retries = Counter.builder("statehouse.changelog.claims.lost")
+		this.readDurations = phaseTimer(meters, "read");
+		this.insertDurations = phaseTimer(meters, "insert");
+		this.confirmDurations = phaseTimer(meters, "confirm");
+		this.lostClaims = Counter.builder("statehouse.changelog.claims.lost")
 			.description("Writes that lost their version to a concurrent writer and were decided again")
 			.register(meters);
 		meters.gauge("statehouse.changelog.writer.in.flight.bytes", this,
 				(writer) -> writer.maxInFlightBytes - writer.inFlightBytes.availablePermits());
+	}
+
+	private static Timer phaseTimer(MeterRegistry meters, String phase) {
+		return Timer.builder("statehouse.changelog.batch.duration")
+			.description("Time of each phase of a batch: read the newest versions, insert the claims, "
+					+ "confirm which won")
+			.tag("phase", phase)
+			.register(meters);
 	}
 
 	/**
@@ -110,7 +151,7 @@ public class ChangelogWriter implements SmartLifecycle {
 	}
 
 	/**
-	 * Hands a write to the flusher without waiting.
+	 * Hands a write to the writer without waiting.
 	 * @throws WriteUnavailableException when the writer is saturated or stopping
 	 */
 	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable String idempotencyKey,
@@ -124,7 +165,14 @@ public class ChangelogWriter implements SmartLifecycle {
 		}
 		PendingWrite pending = new PendingWrite(id, mutation, idempotencyKey, bytes);
 		pending.result.whenComplete((committed, failure) -> this.inFlightBytes.release(bytes));
-		this.queue.add(pending);
+		this.lock.lock();
+		try {
+			this.queue.addLast(pending);
+			this.changed.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
 		return pending.result;
 	}
 
@@ -152,94 +200,135 @@ public class ChangelogWriter implements SmartLifecycle {
 		}
 	}
 
-	private void flushUntilStopped() {
-		while (this.running || !this.queue.isEmpty()) {
-			try {
-				PendingWrite first = this.queue.poll(100, TimeUnit.MILLISECONDS);
-				if (first != null) {
-					flush(collectBatch(first));
+	/** Forms batches and hands them to the workers until stopped and drained. */
+	private void dispatch() {
+		this.lock.lock();
+		try {
+			while (this.running || !this.queue.isEmpty() || this.batchesInFlight > 0) {
+				if (this.batchesInFlight >= this.properties.concurrency()) {
+					this.changed.await(100, TimeUnit.MILLISECONDS);
+					continue;
 				}
+				List<PendingWrite> batch = new ArrayList<>();
+				Set<String> ids = new HashSet<>();
+				takeEligible(batch, ids);
+				if (batch.isEmpty()) {
+					this.changed.await(100, TimeUnit.MILLISECONDS);
+					continue;
+				}
+				if (this.lastBatchSize > 1) {
+					linger(batch, ids);
+				}
+				this.lastBatchSize = batch.size();
+				this.batchesInFlight++;
+				this.inFlightIds.addAll(ids);
+				this.workers.execute(() -> flushAndRelease(batch, ids));
 			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-			catch (RuntimeException ex) {
-				logger.error("Changelog flusher failed; it keeps running", ex);
-			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 
 	/**
-	 * Takes what is queued behind {@code first}; while writes keep coming (the last batch was
-	 * not alone) it also lingers to fill the batch. A second write of an id goes back to the
-	 * queue's head: it must be decided after the first is durable.
+	 * Moves queued writes into the batch, in queue order: one per id, none whose id is in
+	 * flight, within the batch limits. Call with the lock held.
 	 */
-	private List<PendingWrite> collectBatch(PendingWrite first) throws InterruptedException {
-		List<PendingWrite> batch = new ArrayList<>();
-		List<PendingWrite> later = new ArrayList<>();
-		Set<String> ids = new HashSet<>();
-		batch.add(first);
-		ids.add(first.id);
-		long documentBytes = first.bytes;
-		long lingerUntil = System.nanoTime() + ((this.lastBatchSize > 1) ? this.properties.linger().toNanos() : 0);
-		while (batch.size() < this.properties.maxBatchWrites()
-				&& documentBytes < this.properties.maxBatchSize().toBytes()) {
-			long wait = lingerUntil - System.nanoTime();
-			PendingWrite next = (wait > 0) ? this.queue.poll(wait, TimeUnit.NANOSECONDS) : this.queue.poll();
-			if (next == null) {
-				break;
+	private void takeEligible(List<PendingWrite> batch, Set<String> ids) {
+		long bytes = batch.stream().mapToLong((pending) -> pending.bytes).sum();
+		Set<String> passed = new HashSet<>();
+		Iterator<PendingWrite> queued = this.queue.iterator();
+		while (queued.hasNext() && batch.size() < this.properties.maxBatchWrites()
+				&& bytes < this.properties.maxBatchSize().toBytes()) {
+			PendingWrite pending = queued.next();
+			// A write whose id is busy keeps its place, and so do later writes of that id.
+			if (passed.contains(pending.id) || this.inFlightIds.contains(pending.id) || !ids.add(pending.id)) {
+				passed.add(pending.id);
+				continue;
 			}
-			if (ids.add(next.id)) {
-				batch.add(next);
-				documentBytes += next.bytes;
-			}
-			else {
-				later.add(next);
-			}
+			queued.remove();
+			batch.add(pending);
+			bytes += pending.bytes;
 		}
-		for (int i = later.size() - 1; i >= 0; i--) {
-			this.queue.addFirst(later.get(i));
-		}
-		this.lastBatchSize = batch.size();
-		return batch;
 	}
 
-	private void flush(List<PendingWrite> batch) {
-		Timer.Sample sample = Timer.start();
+	/** Under load, waits briefly for more writes to share the INSERT. Call with the lock held. */
+	private void linger(List<PendingWrite> batch, Set<String> ids) throws InterruptedException {
+		long remaining = this.properties.linger().toNanos();
+		while (remaining > 0 && batch.size() < this.properties.maxBatchWrites()) {
+			remaining = this.changed.awaitNanos(remaining);
+			takeEligible(batch, ids);
+		}
+	}
+
+	private void flushAndRelease(List<PendingWrite> batch, Set<String> ids) {
+		List<PendingWrite> retries = List.of();
 		try {
-			List<PendingClaim> claims = decide(batch);
+			retries = flush(batch);
+		}
+		catch (RuntimeException ex) {
+			logger.error("A changelog batch failed unexpectedly", ex);
+			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+		}
+		finally {
+			this.lock.lock();
+			try {
+				// Lost claims go first, before later writes of their ids are decided.
+				for (int i = retries.size() - 1; i >= 0; i--) {
+					this.queue.addFirst(retries.get(i));
+				}
+				this.inFlightIds.removeAll(ids);
+				this.batchesInFlight--;
+				this.changed.signalAll();
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+	}
+
+	/** Makes a batch durable; returns the writes that lost their version and go again. */
+	private List<PendingWrite> flush(List<PendingWrite> batch) {
+		List<PendingClaim> claims;
+		Map<Claim, Instant> winners;
+		try {
+			claims = this.readDurations.record(() -> decide(batch));
 			if (claims.isEmpty()) {
-				return;
+				return List.of();
 			}
 			List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
-			this.repository.append(rows);
+			this.insertDurations.record(() -> this.repository.append(rows));
 			this.inserts.increment();
 			this.batchSizes.record(rows.size());
-			Map<Claim, Instant> winners = this.repository.winners(rows);
-			for (PendingClaim claim : claims) {
-				PendingWrite pending = claim.pending();
-				Instant writtenAt = winners.get(claim.claim());
-				if (writtenAt != null) {
-					Change change = claim.claim().change();
-					StoredState state = new StoredState(pending.id, claim.claim().version(),
-							change.operation() == Change.Operation.DELETE, change.document(), change.fencing(),
-							writtenAt);
-					pending.result.complete(new Committed(state, claim.claim().created(), false));
-				}
-				else {
-					this.retries.increment();
-					retry(pending);
-				}
-			}
+			winners = this.confirmDurations.record(() -> this.repository.winners(rows));
 		}
 		catch (RuntimeException ex) {
 			// ClickHouse failed (outage, timeout): nobody in this batch gets a 2xx.
 			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+			return List.of();
 		}
-		finally {
-			sample.stop(this.batchDurations);
+		List<PendingWrite> retries = new ArrayList<>();
+		for (PendingClaim claim : claims) {
+			PendingWrite pending = claim.pending();
+			Instant writtenAt = winners.get(claim.claim());
+			if (writtenAt != null) {
+				Change change = claim.claim().change();
+				StoredState state = new StoredState(pending.id, claim.claim().version(),
+						change.operation() == Change.Operation.DELETE, change.document(), change.fencing(), writtenAt);
+				pending.result.complete(new Committed(state, claim.claim().created(), false));
+			}
+			else if (++pending.attempts >= this.properties.maxAttempts()) {
+				pending.result.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
+			}
+			else {
+				this.lostClaims.increment();
+				retries.add(pending);
+			}
 		}
+		return retries;
 	}
 
 	/** Decides every write of the batch against the newest versions, read in one query. */
@@ -281,22 +370,12 @@ public class ChangelogWriter implements SmartLifecycle {
 		return claims;
 	}
 
-	private void retry(PendingWrite pending) {
-		pending.attempts++;
-		if (pending.attempts >= this.properties.maxAttempts()) {
-			pending.result.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
-		}
-		else {
-			this.queue.addFirst(pending);
-		}
-	}
-
 	@Override
 	public void start() {
 		this.running = true;
-		Thread thread = new Thread(this::flushUntilStopped, "changelog-writer");
+		Thread thread = new Thread(this::dispatch, "changelog-dispatcher");
 		thread.setDaemon(true);
-		this.flusher = thread;
+		this.dispatcher = thread;
 		thread.start();
 	}
 
@@ -304,7 +383,14 @@ public class ChangelogWriter implements SmartLifecycle {
 	@Override
 	public void stop() {
 		this.running = false;
-		Thread thread = this.flusher;
+		this.lock.lock();
+		try {
+			this.changed.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+		Thread thread = this.dispatcher;
 		if (thread != null) {
 			try {
 				thread.join(this.properties.timeout().toMillis());
@@ -313,6 +399,7 @@ public class ChangelogWriter implements SmartLifecycle {
 				Thread.currentThread().interrupt();
 			}
 		}
+		this.workers.shutdown();
 	}
 
 	@Override

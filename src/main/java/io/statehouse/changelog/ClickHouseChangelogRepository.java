@@ -71,27 +71,28 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	/** Commit order of a changelog row: the first of a version's claims wins it. */
 	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
 
+	/**
+	 * The newest version per id. Highest version first; at equal versions the materialized row
+	 * beats a changelog row (a stale claim can only equal a version whose winner was already
+	 * materialized), and among changelog rows the first committed wins.
+	 */
 	private static final String NEWEST = """
-			SELECT state_id, version, deleted, document, fencing, updated_at
+			SELECT state_id, newest.1 AS version, newest.2 AS deleted, newest.3 AS document, newest.4 AS fencing,
+			       newest.5 AS updated_at
 			FROM (
-			    SELECT c.state_id AS state_id, c.version AS version,
-			           argMin(c.operation = 'delete', {order}) AS deleted,
-			           argMin(c.document, {order}) AS document,
-			           argMin(c.fencing, {order}) AS fencing,
-			           argMin(c.written_at, {order}) AS updated_at,
-			           0 AS source
-			    FROM {changelog} AS c
-			    LEFT ANY JOIN (SELECT state_id, max(version) AS materialized FROM {state}
-			                   WHERE state_id IN (:ids) GROUP BY state_id) AS m ON c.state_id = m.state_id
-			    WHERE c.state_id IN (:ids) AND c.version > m.materialized
-			    GROUP BY c.state_id, c.version
-			    UNION ALL
-			    SELECT state_id, version, deleted, document, fencing, updated_at, 1 AS source
-			    FROM {state} FINAL
-			    WHERE state_id IN (:ids)
-			)
-			ORDER BY state_id, version DESC, source DESC
-			LIMIT 1 BY state_id""";
+			    SELECT state_id, argMax(row, rank) AS newest
+			    FROM (
+			        SELECT state_id, (version, operation = 'delete', document, fencing, written_at) AS row,
+			               (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
+			        FROM {changelog}
+			        WHERE state_id IN (:ids) AND segment >= :fromSegment
+			        UNION ALL
+			        SELECT state_id, (version, deleted, document, fencing, updated_at), (version, 1, 0, 0)
+			        FROM {state} FINAL
+			        WHERE state_id IN (:ids)
+			    )
+			    GROUP BY state_id
+			)""";
 
 	private static final String REPLAYS = """
 			SELECT state_id, version, w.1 AS idempotency_key, w.2 AS deleted, w.3 AS document, w.4 AS fencing,
@@ -112,14 +113,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			                         created, writer)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
+	/** The first committed claim of each version, and the materialized version of each id. */
 	private static final String WINNERS = """
-			SELECT c.state_id, c.version, argMin(c.request_id, {order}) AS winner,
-			       argMin(c.written_at, {order}) AS written_at, any(m.materialized) AS materialized
-			FROM {changelog} AS c
-			LEFT ANY JOIN (SELECT state_id, max(version) AS materialized FROM {state}
-			               WHERE state_id IN (:ids) GROUP BY state_id) AS m ON c.state_id = m.state_id
-			WHERE (c.state_id, c.version) IN (:keys)
-			GROUP BY c.state_id, c.version""";
+			SELECT state_id, version, toString(argMin(request_id, {order})) AS winner,
+			       argMin(written_at, {order}) AS written_at, 0 AS materialized
+			FROM {changelog}
+			WHERE (state_id, version) IN (:keys)
+			GROUP BY state_id, version
+			UNION ALL
+			SELECT state_id, max(version), '', now64(3), 1
+			FROM {state}
+			WHERE state_id IN (:ids)
+			GROUP BY state_id""";
 
 	private static final String LIST = """
 			SELECT state_id, argMax(version, (version, source)) AS newest,
@@ -208,7 +213,11 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public Map<String, StoredState> newest(Collection<String> ids) {
 		Map<String, StoredState> newest = new HashMap<>();
-		this.jdbc.sql(this.newest).param("ids", ids).query(ClickHouseChangelogRepository::storedState).list()
+		this.jdbc.sql(this.newest)
+			.param("ids", ids)
+			.param("fromSegment", 0)
+			.query(ClickHouseChangelogRepository::storedState)
+			.list()
 			.forEach((state) -> newest.put(state.id(), state));
 		return newest;
 	}
@@ -245,16 +254,22 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		claims.forEach((claim) -> byKey.put(new ClaimKey(claim.id(), claim.version()), claim));
 		List<Object[]> keys = claims.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList();
 		List<String> ids = claims.stream().map(Claim::id).distinct().toList();
-		Map<Claim, Instant> won = new HashMap<>();
+		Map<Claim, Instant> firsts = new HashMap<>();
+		Map<String, Long> materialized = new HashMap<>();
 		this.jdbc.sql(this.winners).param("ids", ids).param("keys", keys).query((rs, row) -> {
+			if (rs.getBoolean("materialized")) {
+				materialized.put(rs.getString("state_id"), rs.getLong("version"));
+				return null;
+			}
 			Claim claim = byKey.get(new ClaimKey(rs.getString("state_id"), rs.getLong("version")));
-			boolean first = claim != null && claim.requestId().toString().equals(rs.getString("winner"));
-			if (first && rs.getLong("materialized") < claim.version()) {
-				won.put(claim, instant(rs, "written_at"));
+			if (claim != null && claim.requestId().toString().equals(rs.getString("winner"))) {
+				firsts.put(claim, instant(rs, "written_at"));
 			}
 			return null;
 		}).list();
-		return won;
+		// A claim of a version that is already materialized lost to the claim materialized.
+		firsts.keySet().removeIf((claim) -> materialized.getOrDefault(claim.id(), 0L) >= claim.version());
+		return firsts;
 	}
 
 	@Override

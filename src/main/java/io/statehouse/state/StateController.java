@@ -42,6 +42,15 @@ class StateController {
 
 	static final String MERGE_PATCH_JSON = "application/merge-patch+json";
 
+	private static final String IF_MATCH = "`\"<version>\"`: write only if that is the current version; "
+			+ "`*`: only if the state exists. 412 otherwise.";
+
+	private static final String IF_NONE_MATCH = "`*`: write only if the state does not exist (create). 412 otherwise.";
+
+	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters. A retry with the same key "
+			+ "(for the same id) answers like the first write, with `Idempotent-Replayed: true`, and writes nothing; "
+			+ "keys are remembered while the changelog retains the write.";
+
 	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile("[\\x21-\\x7e]{1,255}");
 
 	private final StateService states;
@@ -51,14 +60,14 @@ class StateController {
 	}
 
 	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
-	@Operation(summary = "Get a state document",
+	@Operation(operationId = "getState", summary = "Get a state document",
 			description = "The newest version, or with `version` an earlier one while the changelog retains it. "
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304.")
 	@ApiResponse(responseCode = "200", description = "The document",
 			content = @Content(schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag")
-	@ApiResponse(responseCode = "404", description = "No such state or version",
-			content = @Content(mediaType = "application/problem+json"))
+	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content)
+	@ApiResponse(responseCode = "404", description = "No such state or version", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable ResponseEntity<String> get(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
 			WebRequest request) {
@@ -75,7 +84,7 @@ class StateController {
 
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
-	@Operation(summary = "Replace a state document",
+	@Operation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
 					+ "makes a retry answer like the first attempt instead of writing again.")
@@ -84,47 +93,62 @@ class StateController {
 	@ApiResponse(responseCode = "200", description = "Replaced", content = @Content(schema = @Schema(type = "object")))
 	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
-			content = @Content(mediaType = "application/problem+json"))
+			content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
-			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
-			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey)
+			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+					required = false) @Nullable String ifMatch,
+			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
+					required = false) @Nullable String ifNoneMatch,
+			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+					required = false) @Nullable String idempotencyKey)
 			throws IOException {
 		return written(this.states.put(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
 				idempotencyKey(idempotencyKey)));
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
-	@Operation(summary = "Merge-patch a state document",
+	@Operation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
 	@ApiResponse(responseCode = "200", description = "Patched", content = @Content(schema = @Schema(type = "object")))
 	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
+			content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
-			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
-			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey)
+			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+					required = false) @Nullable String ifMatch,
+			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
+					required = false) @Nullable String ifNoneMatch,
+			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+					required = false) @Nullable String idempotencyKey)
 			throws IOException {
 		return written(this.states.patch(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
 				idempotencyKey(idempotencyKey)));
 	}
 
 	@DeleteMapping("/{id}")
-	@Operation(summary = "Delete a state", description = "Writes a tombstone version; versions keep increasing.")
+	@Operation(operationId = "deleteState", summary = "Delete a state",
+			description = "Writes a tombstone version; versions keep increasing.")
 	@ApiResponse(responseCode = "204", description = "Deleted")
-	@ApiResponse(responseCode = "404", description = "No such state",
-			content = @Content(mediaType = "application/problem+json"))
+	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "412", description = "If-Match does not hold", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
-			@RequestHeader(name = HttpHeaders.IF_MATCH, required = false) @Nullable String ifMatch,
-			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String idempotencyKey) {
+			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+					required = false) @Nullable String ifMatch,
+			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+					required = false) @Nullable String idempotencyKey) {
 		Committed deleted = this.states.delete(id, Preconditions.parse(ifMatch, null), idempotencyKey(idempotencyKey));
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
-	@Operation(summary = "List states",
+	@Operation(operationId = "listStates", summary = "List states",
 			description = "Live states in id order. `match` is a glob: `*` any run, `?` one character; "
 					+ "every other character (`%` and `_` too) matches itself.")
 	StateService.StatePage list(
@@ -136,7 +160,7 @@ class StateController {
 	}
 
 	@DeleteMapping
-	@Operation(summary = "Delete every state whose id matches a glob",
+	@Operation(operationId = "deleteStates", summary = "Delete every state whose id matches a glob",
 			description = "Meltano's `state clear --all` is `match=*`. Answers how many this call deleted.")
 	Map<String, Integer> deleteMatching(@RequestParam String match) {
 		return Map.of("deleted", this.states.deleteMatching(match));

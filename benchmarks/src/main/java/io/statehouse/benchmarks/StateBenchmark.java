@@ -1,0 +1,187 @@
+package io.statehouse.benchmarks;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.sql.DataSource;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.StatehouseApplication;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.clickhouse.ClickHouseEndpoint;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The state API on the embedded default, side by side with what it is built on:
+ * <ul>
+ * <li>GET at 16 callers vs the same point read (tail + materialized state) through the driver
+ * alone, without HTTP and Spring MVC;</li>
+ * <li>PUT at 64 callers on distinct ids vs a one-INSERT-per-write baseline on the same engine
+ * (single-row INSERTs into a copy of the changelog table), with INSERTs per acknowledged PUT;</li>
+ * <li>latency of a lone PUT and a lone GET.</li>
+ * </ul>
+ * Rounds alternate the two sides so that machine noise hits both; ratios are of medians.
+ */
+public final class StateBenchmark {
+
+	private static final int SEEDED = 2_000;
+
+	private static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
+			+ "{\"replication_key\":\"updated_at\",\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}},\"partial\":{}}";
+
+	public static void main(String[] args) throws Exception {
+		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
+		Duration warmup = Duration.ofSeconds(1);
+		int rounds = Integer.getInteger("rounds", 3);
+		Path data = Files.createTempDirectory("statehouse-state-bench");
+		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(StatehouseApplication.class)
+			.properties("server.port=0", "statehouse.clickhouse.embedded.data-directory=" + data.resolve("clickhouse"),
+					"logging.level.root=WARN")
+			.run();
+				CloseableHttpClient http = HttpClients.custom()
+					.setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
+						.setMaxConnTotal(128)
+						.setMaxConnPerRoute(128)
+						.build())
+					.build()) {
+			String base = "http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort();
+			StateStore store = app.getBean(StateStore.class);
+			MeterRegistry meters = app.getBean(MeterRegistry.class);
+			JdbcClient jdbc = JdbcClient.create(app.getBean(DataSource.class));
+			String changelog = app.getBean(ClickHouseSchema.class).table("changelog");
+			String baseline = changelog.replace("changelog`", "baseline_single_insert`");
+			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
+
+			seed(http, base);
+
+			System.out.printf("State API on the embedded engine; %d rounds of %d s, medians%n", rounds,
+					measure.toSeconds());
+			Load.Operation httpGet = (caller, n) -> {
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				expect(http, new HttpGet(base + "/states/" + id), 200);
+			};
+			Load.Operation driverGet = (caller, n) -> {
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				if (store.newest(id).isEmpty()) {
+					throw new IllegalStateException("missing " + id);
+				}
+			};
+			compare("GET /states/{id}", "same read through the driver", 16, rounds, warmup, measure, httpGet,
+					driverGet);
+
+			double insertsBefore = inserts(meters);
+			AtomicLong puts = new AtomicLong();
+			Load.Operation httpPut = (caller, n) -> {
+				HttpPut put = new HttpPut(base + "/states/bench:put:" + puts.incrementAndGet());
+				put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
+				expect(http, put, 201);
+			};
+			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
+			HikariConfig wide = new HikariConfig();
+			wide.setJdbcUrl(app.getBean(ClickHouseEndpoint.class).jdbcUrl());
+			wide.setMaximumPoolSize(64);
+			wide.setConnectionTimeout(60_000);
+			HikariDataSource widePool = new HikariDataSource(wide);
+			JdbcClient direct = JdbcClient.create(widePool);
+			AtomicLong singles = new AtomicLong();
+			Load.Operation singleInsert = (caller, n) -> direct.sql("INSERT INTO " + baseline
+					+ " (state_id, version, operation, document, fencing, idempotency_key, request_id, created, writer)"
+					+ " VALUES (?, 1, 'put', ?, 0, '', generateUUIDv4(), 1, 'baseline')")
+				.params("bench:single:" + singles.incrementAndGet(), DOCUMENT)
+				.update();
+			compare("PUT /states/{id} (group commit)", "one INSERT per write", 64, rounds, warmup, measure, httpPut,
+					singleInsert);
+			widePool.close();
+			double insertsPerPut = (inserts(meters) - insertsBefore) / puts.get();
+			System.out.printf("  INSERT statements per acknowledged PUT at 64 callers: %.3f (%,d PUTs)%n",
+					insertsPerPut, puts.get());
+			for (String phase : List.of("read", "insert", "confirm")) {
+				io.micrometer.core.instrument.Timer timer = meters.get("statehouse.changelog.batch.duration")
+					.tag("phase", phase)
+					.timer();
+				System.out.printf("  batch phase %-8s mean %6.2f ms (%d batches)%n", phase,
+						timer.mean(java.util.concurrent.TimeUnit.MILLISECONDS), timer.count());
+			}
+
+			System.out.println("Lone requests (1 caller):");
+			System.out.println("  " + Load.run("PUT /states/{id}", 1, warmup, measure, httpPut));
+			System.out.println("  " + Load.run("GET /states/{id}", 1, warmup, measure, httpGet));
+		}
+	}
+
+	private static void seed(CloseableHttpClient http, String base) throws Exception {
+		List<Thread> threads = new ArrayList<>();
+		for (int t = 0; t < 16; t++) {
+			int thread = t;
+			Thread seeder = new Thread(() -> {
+				for (int i = thread; i < SEEDED; i += 16) {
+					HttpPut put = new HttpPut(base + "/states/bench:seed:" + i);
+					put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
+					expect(http, put, 201);
+				}
+			});
+			threads.add(seeder);
+			seeder.start();
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+	}
+
+	private static void compare(String name, String baselineName, int threads, int rounds, Duration warmup,
+			Duration measure, Load.Operation operation, Load.Operation baseline) throws Exception {
+		List<Double> ours = new ArrayList<>();
+		List<Double> theirs = new ArrayList<>();
+		for (int round = 0; round < rounds; round++) {
+			Load.Result a = Load.run(name, threads, warmup, measure, operation);
+			Load.Result b = Load.run(baselineName, threads, warmup, measure, baseline);
+			System.out.println("  " + a);
+			System.out.println("  " + b);
+			ours.add(a.perSecond());
+			theirs.add(b.perSecond());
+		}
+		System.out.printf("%s vs %s at %d callers: %.2fx (%,.0f vs %,.0f ops/s)%n", name, baselineName, threads,
+				Load.median(ours) / Load.median(theirs), Load.median(ours), Load.median(theirs));
+	}
+
+	private static void expect(CloseableHttpClient http, org.apache.hc.core5.http.ClassicHttpRequest request,
+			int status) {
+		try {
+			http.execute(request, (response) -> {
+				String body = EntityUtils.toString(response.getEntity(), StandardCharsets.UTF_8);
+				if (response.getCode() != status) {
+					throw new IllegalStateException(request + " answered " + response.getCode() + ": " + body);
+				}
+				return body;
+			});
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	private static double inserts(MeterRegistry meters) {
+		return meters.get("statehouse.changelog.inserts").counter().count();
+	}
+
+}
