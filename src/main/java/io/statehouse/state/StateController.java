@@ -47,6 +47,10 @@ class StateController {
 
 	private static final String IF_NONE_MATCH = "`*`: write only if the state does not exist (create). 412 otherwise.";
 
+	private static final String LOCK_TOKEN_DOC = "The token of a lease on this id (`POST /locks/{id}`): the write is "
+			+ "refused with 409 unless that lease holds the lock now, and a holder whose lease was superseded can "
+			+ "never overwrite a newer holder's write.";
+
 	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters. A retry with the same key "
 			+ "(for the same id) answers like the first write, with `Idempotent-Replayed: true`, and writes nothing; "
 			+ "keys are remembered while the changelog retains the write.";
@@ -95,16 +99,19 @@ class StateController {
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
 			content = @Content(mediaType = "application/problem+json",
 					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey)
+					required = false) @Nullable String idempotencyKey,
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+					required = false) @Nullable String lockToken)
 			throws IOException {
-		return written(this.states.put(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
-				idempotencyKey(idempotencyKey)));
+		return written(this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
@@ -118,16 +125,19 @@ class StateController {
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
 			content = @Content(mediaType = "application/problem+json",
 					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey)
+					required = false) @Nullable String idempotencyKey,
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+					required = false) @Nullable String lockToken)
 			throws IOException {
-		return written(this.states.patch(id, body, Preconditions.parse(ifMatch, ifNoneMatch),
-				idempotencyKey(idempotencyKey)));
+		return written(this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
 	}
 
 	@DeleteMapping("/{id}")
@@ -138,12 +148,16 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "412", description = "If-Match does not hold", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey) {
-		Committed deleted = this.states.delete(id, Preconditions.parse(ifMatch, null), idempotencyKey(idempotencyKey));
+					required = false) @Nullable String idempotencyKey,
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+					required = false) @Nullable String lockToken) {
+		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey));
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
 	}
 
@@ -185,11 +199,12 @@ class StateController {
 		return "\"" + state.version() + "\"";
 	}
 
-	private static @Nullable String idempotencyKey(@Nullable String key) {
-		if (key != null && !IDEMPOTENCY_KEY.matcher(key).matches()) {
+	private static WriteConditions conditions(@Nullable String ifMatch, @Nullable String ifNoneMatch,
+			@Nullable String lockToken, @Nullable String idempotencyKey) {
+		if (idempotencyKey != null && !IDEMPOTENCY_KEY.matcher(idempotencyKey).matches()) {
 			throw new InvalidRequestException("Idempotency-Key must be 1-255 visible ASCII characters.");
 		}
-		return key;
+		return new WriteConditions(Preconditions.parse(ifMatch, ifNoneMatch), lockToken, idempotencyKey);
 	}
 
 }

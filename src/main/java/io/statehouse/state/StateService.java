@@ -14,6 +14,8 @@ import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
+import io.statehouse.lock.LockConflictException;
+import io.statehouse.lock.LockService;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
@@ -34,9 +36,12 @@ public class StateService {
 
 	private final JsonDocuments documents;
 
-	StateService(StateStore store, JsonDocuments documents) {
+	private final LockService locks;
+
+	StateService(StateStore store, JsonDocuments documents, LockService locks) {
 		this.store = store;
 		this.documents = documents;
+		this.locks = locks;
 	}
 
 	/** The newest live version. */
@@ -55,35 +60,53 @@ public class StateService {
 	}
 
 	/** Replaces the document (creating it if absent). */
-	public Committed put(String id, InputStream body, Preconditions preconditions, @Nullable String idempotencyKey)
-			throws IOException {
+	public Committed put(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String document = this.documents.readObject(body);
+		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
-			preconditions.check(id, current);
-			return new Change(Operation.PUT, document, 0);
-		}, idempotencyKey, document.length());
+			check(id, current, conditions, fencing);
+			return new Change(Operation.PUT, document, fencing);
+		}, conditions.idempotencyKey(), document.length());
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
-	public Committed patch(String id, InputStream body, Preconditions preconditions,
-			@Nullable String idempotencyKey) throws IOException {
+	public Committed patch(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String patch = this.documents.readObject(body);
+		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
-			preconditions.check(id, current);
+			check(id, current, conditions, fencing);
 			String base = StoredState.isLive(current) ? current.document() : "{}";
-			return new Change(Operation.PATCH, this.documents.mergePatch(base, patch), 0);
-		}, idempotencyKey, patch.length());
+			return new Change(Operation.PATCH, this.documents.mergePatch(base, patch), fencing);
+		}, conditions.idempotencyKey(), patch.length());
 	}
 
 	/** Deletes the state: a tombstone version. */
-	public Committed delete(String id, Preconditions preconditions, @Nullable String idempotencyKey) {
+	public Committed delete(String id, WriteConditions conditions) {
+		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
 			if (!StoredState.isLive(current)) {
 				throw StateNotFoundException.forId(id);
 			}
-			preconditions.check(id, current);
-			return new Change(Operation.DELETE, "", 0);
-		}, idempotencyKey, 0);
+			check(id, current, conditions, fencing);
+			return new Change(Operation.DELETE, "", fencing);
+		}, conditions.idempotencyKey(), 0);
+	}
+
+	/** The fencing token of the lease a write presents (0: none), checked against the lock now. */
+	private long fencing(String id, WriteConditions conditions) {
+		return (conditions.lockToken() != null) ? this.locks.fencingToken(id, conditions.lockToken()) : 0;
+	}
+
+	/**
+	 * Decided against the version the write replaces: its preconditions, and its fencing token —
+	 * a holder whose lease was superseded cannot overwrite what a newer holder wrote.
+	 */
+	private static void check(String id, @Nullable StoredState current, WriteConditions conditions, long fencing) {
+		conditions.preconditions().check(id, current);
+		if (fencing > 0 && current != null && current.fencing() > fencing) {
+			throw new LockConflictException("State '" + id + "' was written under a newer lease (fencing token "
+					+ current.fencing() + " > " + fencing + "); this lease may no longer write it.");
+		}
 	}
 
 	/**

@@ -3,8 +3,13 @@ package io.statehouse.web;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Map;
 
 import io.statehouse.changelog.WriteUnavailableException;
+import io.statehouse.lock.Lease;
+import io.statehouse.lock.LockConflictException;
+import io.statehouse.lock.LockHeldException;
+import io.statehouse.lock.LockNotFoundException;
 import io.statehouse.state.DocumentTooLargeException;
 import io.statehouse.state.InvalidDocumentException;
 import io.statehouse.state.PreconditionFailedException;
@@ -52,6 +57,27 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 		problem.setType(type("precondition-failed"));
 		problem.setProperty("currentVersion", ex.currentVersion());
 		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.PRECONDITION_FAILED, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> lockNotFound(LockNotFoundException ex, WebRequest request) {
+		return problem(HttpStatus.NOT_FOUND, "not-found", ex.getMessage(), ex, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> lockHeld(LockHeldException ex, WebRequest request) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.LOCKED, ex.getMessage());
+		problem.setType(type("lock-held"));
+		Lease holder = ex.holder();
+		// Who holds it and until when; never the holder's token.
+		problem.setProperty("holder", Map.of("owner", holder.owner(), "acquiredAt", holder.acquiredAt().toString(),
+				"expiresAt", holder.expiresAt().toString(), "fencingToken", holder.fencingToken()));
+		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.LOCKED, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> lockConflict(LockConflictException ex, WebRequest request) {
+		return problem(HttpStatus.CONFLICT, "lock-conflict", ex.getMessage(), ex, request);
 	}
 
 	@ExceptionHandler
@@ -134,6 +160,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 			case 404 -> "not-found";
 			case 405 -> "method-not-allowed";
 			case 406 -> "not-acceptable";
+			case 409 -> "conflict";
 			case 413 -> "document-too-large";
 			case 415 -> "unsupported-media-type";
 			case 503 -> "unavailable";

@@ -1,0 +1,204 @@
+package io.statehouse.lock;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.List;
+import java.util.UUID;
+
+import io.statehouse.web.InvalidRequestException;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** {@code /locks}: advisory leases with fencing tokens. */
+@RestController
+@RequestMapping("/locks")
+@Tag(name = "Locks", description = "Advisory leases with fencing tokens, so that two runs of a pipeline never clobber "
+		+ "each other")
+class LockController {
+
+	/** The same alphabet as state ids: a pipeline locks the id of its state. */
+	static final String ID = "[A-Za-z0-9._:\\-@=+,~]{1,255}";
+
+	static final String LOCK_TOKEN = "Lock-Token";
+
+	private static final int MAX_PAGE_SIZE = 1000;
+
+	private final LockService locks;
+
+	LockController(LockService locks) {
+		this.locks = locks;
+	}
+
+	@PostMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(operationId = "acquireLock", summary = "Acquire a lease",
+			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
+					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
+					+ "grant's for this id.")
+	@ApiResponse(responseCode = "201", description = "Granted")
+	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
+			+ "(owner, acquiredAt, expiresAt — never the token)",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = ID) String id,
+			@Valid @RequestBody AcquireRequest request) throws InterruptedException {
+		Lease lease = this.locks.acquire(id, request.owner(), Duration.ofSeconds(request.ttlOrDefault()),
+				Duration.ofSeconds(request.waitOrDefault()));
+		return ResponseEntity.status(HttpStatus.CREATED)
+			.header(LOCK_TOKEN, lease.token().toString())
+			.body(GrantResponse.of(lease));
+	}
+
+	@PutMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(operationId = "renewLock", summary = "Renew a lease",
+			description = "Extends the lease held by `Lock-Token` by `ttlSeconds` (default: the lease's own duration).")
+	@ApiResponse(responseCode = "200", description = "Renewed")
+	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	GrantResponse renew(@PathVariable @Pattern(regexp = ID) String id,
+			@Parameter(description = "The lease's token") @RequestHeader(LOCK_TOKEN) String token,
+			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
+		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
+				: null;
+		return GrantResponse.of(this.locks.renew(id, LockService.parseToken(token), ttl));
+	}
+
+	@DeleteMapping("/{id}")
+	@Operation(operationId = "releaseLock", summary = "Release a lease",
+			description = "With the holder's `Lock-Token`, or `force=true` to release whatever holds it (an operator's "
+					+ "tool; it will be guarded once authentication exists).")
+	@ApiResponse(responseCode = "204", description = "Released")
+	@ApiResponse(responseCode = "404", description = "No live lock",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = ID) String id,
+			@Parameter(description = "The lease's token") @RequestHeader(name = LOCK_TOKEN,
+					required = false) @Nullable String token,
+			@RequestParam(defaultValue = "false") boolean force) {
+		if (token == null && !force) {
+			throw new InvalidRequestException("Releasing needs the lease's Lock-Token (or force=true).");
+		}
+		this.locks.release(id, (token != null) ? LockService.parseToken(token) : null, force);
+		return ResponseEntity.noContent().build();
+	}
+
+	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(operationId = "getLock", summary = "Who holds a lock")
+	@ApiResponse(responseCode = "200", description = "The live lease")
+	@ApiResponse(responseCode = "404", description = "No live lock",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	LockView get(@PathVariable @Pattern(regexp = ID) String id) {
+		return LockView.of(this.locks.get(id));
+	}
+
+	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(operationId = "listLocks", summary = "List live locks", description = "In id order, by prefix.")
+	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = "[A-Za-z0-9._:\\-@=+,~]{0,255}") String prefix,
+			@RequestParam(defaultValue = "100") @Min(1) @Max(MAX_PAGE_SIZE) int limit,
+			@RequestParam(required = false) @Nullable String cursor) {
+		List<Lease> leases = this.locks.live(prefix, (cursor != null) ? decodeCursor(cursor) : null, limit + 1);
+		boolean more = leases.size() > limit;
+		List<Lease> page = more ? leases.subList(0, limit) : leases;
+		return new LockPage(page.stream().map(LockView::of).toList(),
+				more ? encodeCursor(page.get(page.size() - 1).id()) : null);
+	}
+
+	private static String encodeCursor(String id) {
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(id.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static String decodeCursor(String cursor) {
+		try {
+			return new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidRequestException("cursor is not one this service handed out.");
+		}
+	}
+
+	/**
+	 * A request for a lease.
+	 * @param owner who asks (a run id, a host): shown to others while held
+	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default 60
+	 * @param waitSeconds how long to wait for a held lock: 0–60, default 0
+	 */
+	record AcquireRequest(@NotBlank @Size(max = 255) @Pattern(regexp = "[^\\p{Cntrl}]*") String owner,
+			@Min(1) @Max(3600) @Nullable Integer ttlSeconds, @Min(0) @Max(60) @Nullable Integer waitSeconds) {
+
+		int ttlOrDefault() {
+			return (this.ttlSeconds != null) ? this.ttlSeconds : 60;
+		}
+
+		int waitOrDefault() {
+			return (this.waitSeconds != null) ? this.waitSeconds : 0;
+		}
+
+	}
+
+	/**
+	 * A renewal.
+	 * @param ttlSeconds the new lease duration from now: 1–3600
+	 */
+	record RenewRequest(@Min(1) @Max(3600) @Nullable Integer ttlSeconds) {
+	}
+
+	/**
+	 * A granted or renewed lease, for its holder.
+	 * @param token the secret to renew, release and fence writes with ({@code Lock-Token})
+	 * @param fencingToken greater than every earlier grant's for this id
+	 */
+	record GrantResponse(String id, String token, long fencingToken, String owner, Instant acquiredAt,
+			Instant expiresAt) {
+
+		static GrantResponse of(Lease lease) {
+			return new GrantResponse(lease.id(), lease.token().toString(), lease.fencingToken(), lease.owner(),
+					lease.acquiredAt(), lease.expiresAt());
+		}
+
+	}
+
+	/** A live lease as anyone may see it: never the token. */
+	record LockView(String id, String owner, long fencingToken, Instant acquiredAt, Instant expiresAt) {
+
+		static LockView of(Lease lease) {
+			return new LockView(lease.id(), lease.owner(), lease.fencingToken(), lease.acquiredAt(),
+					lease.expiresAt());
+		}
+
+	}
+
+	/**
+	 * A page of live locks.
+	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
+	 */
+	record LockPage(List<LockView> items, @Nullable String nextCursor) {
+	}
+
+}

@@ -1,0 +1,218 @@
+package io.statehouse.lock;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The lock API over real HTTP on a real engine. */
+@StatehouseTest
+class LockApiTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	JdbcClient jdbc;
+
+	@Autowired
+	ClickHouseSchema schema;
+
+	StatehouseClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = StatehouseClient.forPort(this.port);
+	}
+
+	@Test
+	void acquireGrantsALeaseWithATokenAndAFencingToken() {
+		Response granted = acquire("lock:grant", "run-1", 30, 0);
+		assertThat(granted.status()).isEqualTo(201);
+		JsonNode lease = granted.json();
+		assertThat(granted.header("Lock-Token")).hasValue(lease.get("token").asString());
+		assertThat(lease.get("owner").asString()).isEqualTo("run-1");
+		assertThat(lease.get("fencingToken").asLong()).isPositive();
+		Instant acquired = Instant.parse(lease.get("acquiredAt").asString());
+		assertThat(Duration.between(acquired, Instant.parse(lease.get("expiresAt").asString())))
+			.isEqualTo(Duration.ofSeconds(30));
+		JsonNode view = this.client.get("/locks/lock:grant").json();
+		assertThat(view.get("owner").asString()).isEqualTo("run-1");
+		assertThat(view.has("token")).isFalse();
+	}
+
+	@Test
+	void aHeldLockIsLockedWithTheHolderButNeverItsToken() {
+		String token = token(acquire("lock:held", "run-1", 30, 0));
+		Response refused = acquire("lock:held", "run-2", 30, 0);
+		assertThat(refused.status()).isEqualTo(423);
+		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
+		assertThat(refused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-held");
+		assertThat(refused.json().at("/holder/owner").asString()).isEqualTo("run-1");
+		assertThat(refused.json().at("/holder/expiresAt").asString()).isNotBlank();
+		assertThat(refused.body()).doesNotContain(token);
+	}
+
+	@Test
+	void renewExtendsTheLeaseOnlyForItsHolder() {
+		Response granted = acquire("lock:renew", "run-1", 5, 0);
+		String token = token(granted);
+		Response renewed = this.client.send("PUT", "/locks/lock:renew", "application/json",
+				"{\"ttlSeconds\":600}".getBytes(), "Lock-Token", token);
+		assertThat(renewed.status()).isEqualTo(200);
+		assertThat(Instant.parse(renewed.json().get("expiresAt").asString()))
+			.isAfter(Instant.parse(granted.json().get("expiresAt").asString()));
+		assertThat(renewed.json().get("fencingToken").asLong()).isEqualTo(granted.json().get("fencingToken").asLong());
+		Response stranger = this.client.send("PUT", "/locks/lock:renew", null, new byte[0], "Lock-Token",
+				"00000000-0000-0000-0000-000000000001");
+		assertThat(stranger.status()).isEqualTo(409);
+		assertThat(stranger.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-conflict");
+	}
+
+	@Test
+	void releaseNeedsTheHoldersTokenOrForce() {
+		String token = token(acquire("lock:release", "run-1", 30, 0));
+		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", "00000000-0000-0000-0000-000000000001")
+			.status()).isEqualTo(409);
+		assertThat(this.client.delete("/locks/lock:release").status()).isEqualTo(400);
+		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", token).status()).isEqualTo(204);
+		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", token).status()).isEqualTo(404);
+		assertThat(this.client.get("/locks/lock:release").status()).isEqualTo(404);
+		acquire("lock:release", "run-2", 30, 0);
+		assertThat(this.client.delete("/locks/lock:release?force=true").status()).isEqualTo(204);
+		assertThat(acquire("lock:release", "run-3", 30, 0).status()).isEqualTo(201);
+	}
+
+	@Test
+	void anExpiredLeaseIsTakenOverAndItsHolderIsRefusedEverywhere() {
+		Response first = acquire("lock:expiry", "run-1", 1, 0);
+		String stale = token(first);
+		this.client.put("/states/lock:expiry", "{\"by\":\"run-1\"}", "Lock-Token", stale);
+		// No sleep in the test: the second caller waits for the lapse itself.
+		Response second = acquire("lock:expiry", "run-2", 30, 10);
+		assertThat(second.status()).isEqualTo(201);
+		assertThat(second.json().get("fencingToken").asLong()).isGreaterThan(first.json().get("fencingToken").asLong());
+		assertThat(this.client.send("PUT", "/locks/lock:expiry", null, new byte[0], "Lock-Token", stale).status())
+			.isEqualTo(409);
+		assertThat(this.client.delete("/locks/lock:expiry", "Lock-Token", stale).status()).isEqualTo(409);
+		Response zombieWrite = this.client.put("/states/lock:expiry", "{\"by\":\"zombie\"}", "Lock-Token", stale);
+		assertThat(zombieWrite.status()).isEqualTo(409);
+		assertThat(this.client.patch("/states/lock:expiry", "{\"z\":1}", "Lock-Token", stale).status()).isEqualTo(409);
+		assertThat(this.client.delete("/states/lock:expiry", "Lock-Token", stale).status()).isEqualTo(409);
+		assertThat(this.client.get("/states/lock:expiry").body()).isEqualTo("{\"by\":\"run-1\"}");
+		assertThat(this.client.put("/states/lock:expiry", "{\"by\":\"run-2\"}", "Lock-Token", token(second)).status())
+			.isEqualTo(200);
+	}
+
+	@Test
+	void fencingTokensStrictlyIncreaseOverGrants() {
+		long previous = 0;
+		for (int i = 0; i < 5; i++) {
+			Response granted = acquire("lock:fencing", "run-" + i, 30, 0);
+			long fencing = granted.json().get("fencingToken").asLong();
+			assertThat(fencing).isGreaterThan(previous);
+			previous = fencing;
+			assertThat(this.client.delete("/locks/lock:fencing", "Lock-Token", token(granted)).status()).isEqualTo(204);
+		}
+	}
+
+	@Test
+	void aZombieHoldersWritesNeverFollowANewerHoldersInVersionOrder() throws Exception {
+		String id = "lock:zombie";
+		String zombie = token(acquire(id, "zombie", 1, 0));
+		List<Thread> writers = new ArrayList<>();
+		for (int w = 0; w < 3; w++) {
+			Thread writer = new Thread(() -> {
+				long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+				while (System.nanoTime() < until) {
+					this.client.patch("/states/" + id, "{\"zombie\":" + System.nanoTime() + "}", "Lock-Token", zombie);
+				}
+			});
+			writers.add(writer);
+			writer.start();
+		}
+		// Takes over the moment the zombie's lease lapses, and writes while the zombie keeps trying.
+		String successor = token(acquire(id, "successor", 30, 10));
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.client.patch("/states/" + id, "{\"successor\":" + i + "}", "Lock-Token", successor).status())
+				.isIn(200, 201);
+		}
+		for (Thread writer : writers) {
+			writer.join();
+		}
+		List<Long> fencingByVersion = this.jdbc
+			.sql("SELECT argMin(fencing, (_block_number, _block_offset)) FROM " + this.schema.table("changelog")
+					+ " WHERE state_id = ? GROUP BY version ORDER BY version")
+			.param(id)
+			.query(Long.class)
+			.list();
+		assertThat(fencingByVersion).isSorted();
+		assertThat(fencingByVersion).hasSizeGreaterThan(20);
+	}
+
+	@Test
+	void listsLiveLocksByPrefix() {
+		acquire("listlocks:a", "run-a", 30, 0);
+		String b = token(acquire("listlocks:b", "run-b", 30, 0));
+		acquire("other:c", "run-c", 30, 0);
+		this.client.delete("/locks/listlocks:b", "Lock-Token", b);
+		JsonNode page = this.client.get("/locks?prefix=listlocks:").json();
+		assertThat(page.get("items")).hasSize(1);
+		assertThat(page.at("/items/0/id").asString()).isEqualTo("listlocks:a");
+		assertThat(page.at("/items/0").has("token")).isFalse();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "{\"owner\":\"\"}", "{\"ttlSeconds\":60}", "{\"owner\":\"x\",\"ttlSeconds\":0}",
+			"{\"owner\":\"x\",\"ttlSeconds\":3601}", "{\"owner\":\"x\",\"waitSeconds\":61}",
+			"{\"owner\":\"x\",\"waitSeconds\":-1}", "{\"owner\":\"x\",\"ttlSeconds\":\"long\"}", "not json", "[]",
+			"{\"owner\":\"tab\\there\"}" })
+	void invalidAcquireRequestsAreRefused(String body) {
+		Response refused = this.client.send("POST", "/locks/lock:invalid", "application/json", body.getBytes());
+		assertThat(refused.status()).as("%s", refused).isEqualTo(400);
+		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
+		assertThat(this.client.get("/locks/lock:invalid").status()).isEqualTo(404);
+	}
+
+	@Test
+	void invalidLockRequestsAreRefused() {
+		String longOwner = "{\"owner\":\"" + "o".repeat(256) + "\"}";
+		assertThat(this.client.send("POST", "/locks/lock:invalid", "application/json", longOwner.getBytes()).status())
+			.isEqualTo(400);
+		assertThat(this.client.send("POST", "/locks/a'b", "application/json", "{\"owner\":\"x\"}".getBytes()).status())
+			.isEqualTo(400);
+		assertThat(this.client.send("POST", "/locks/lock:invalid", "text/plain", "{\"owner\":\"x\"}".getBytes())
+			.status()).isEqualTo(415);
+		assertThat(this.client.delete("/locks/lock:invalid", "Lock-Token", "not-a-token").status()).isEqualTo(400);
+		assertThat(this.client.put("/states/lock:invalid", "{}", "Lock-Token", "not-a-token").status()).isEqualTo(400);
+		assertThat(this.client.get("/states/lock:invalid").status()).isEqualTo(404);
+		assertThat(this.client.get("/locks/lock:invalid").status()).isEqualTo(404);
+	}
+
+	private Response acquire(String id, String owner, int ttlSeconds, int waitSeconds) {
+		return this.client.send("POST", "/locks/" + id, "application/json", ("{\"owner\":\"" + owner
+				+ "\",\"ttlSeconds\":" + ttlSeconds + ",\"waitSeconds\":" + waitSeconds + "}").getBytes());
+	}
+
+	private static String token(Response granted) {
+		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
+		return granted.json().get("token").asString();
+	}
+
+}

@@ -1,0 +1,170 @@
+package io.statehouse.lock;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.statehouse.support.EngineProcess;
+import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Invariant 4 across service instances: 16 workers on two Statehouse processes sharing one
+ * engine race for one lock — the seed plugin's own race test, scaled — and use it to guard a
+ * read-modify-write; fencing tokens keep increasing across restarts.
+ */
+class MultiInstanceLockTests {
+
+	private static final int WORKERS = 16;
+
+	@TempDir
+	static Path directory;
+
+	static EngineProcess engine;
+
+	static ServiceProcess first;
+
+	static ServiceProcess second;
+
+	static List<StatehouseClient> clients;
+
+	@BeforeAll
+	static void startTwoInstancesOnOneEngine() throws Exception {
+		engine = EngineProcess.start(directory.resolve("clickhouse"), 0);
+		first = ServiceProcess.start(directory, args());
+		second = ServiceProcess.start(directory, args());
+		clients = List.of(StatehouseClient.forPort(first.port()), StatehouseClient.forPort(second.port()));
+	}
+
+	static String[] args() {
+		return new String[] { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.database=multi_instance_locks" };
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		second.close();
+		first.close();
+		engine.close();
+	}
+
+	@Test
+	void criticalSectionsOfSixteenWorkersOnTwoInstancesNeverOverlap() throws Exception {
+		ConcurrentLinkedQueue<long[]> sections = new ConcurrentLinkedQueue<>();
+		race((worker) -> {
+			StatehouseClient client = clients.get(worker % 2);
+			Response granted = acquire(client, "race:section", "worker-" + worker);
+			long enter = System.nanoTime();
+			Thread.sleep(25);
+			long exit = System.nanoTime();
+			sections.add(new long[] { enter, exit, granted.json().get("fencingToken").asLong() });
+			assertThat(client.delete("/locks/race:section", "Lock-Token", granted.json().get("token").asString())
+				.status()).isEqualTo(204);
+			return null;
+		});
+		List<long[]> ordered = new ArrayList<>(sections);
+		assertThat(ordered).as("every worker got the lock").hasSize(WORKERS);
+		ordered.sort(Comparator.comparingLong((long[] section) -> section[0]));
+		for (int i = 1; i < ordered.size(); i++) {
+			assertThat(ordered.get(i)[0]).as("section %d starts after section %d ended", i, i - 1)
+				.isGreaterThan(ordered.get(i - 1)[1]);
+			assertThat(ordered.get(i)[2]).as("fencing tokens increase with every grant")
+				.isGreaterThan(ordered.get(i - 1)[2]);
+		}
+	}
+
+	@Test
+	void aLockGuardedCounterOfSixteenWorkersTimesTwentyFiveRoundsCountsFourHundred() throws Exception {
+		String id = "race:counter";
+		clients.get(0).put("/states/" + id, "{\"count\":0}");
+		race((worker) -> {
+			StatehouseClient client = clients.get(worker % 2);
+			for (int round = 0; round < 25; round++) {
+				String token = acquire(client, id, "worker-" + worker).json().get("token").asString();
+				long count = client.get("/states/" + id).json().get("count").asLong();
+				Response written = client.put("/states/" + id, "{\"count\":" + (count + 1) + "}", "Lock-Token", token);
+				assertThat(written.status()).as("%s", written).isEqualTo(200);
+				assertThat(client.delete("/locks/" + id, "Lock-Token", token).status()).isEqualTo(204);
+			}
+			return null;
+		});
+		assertThat(clients.get(1).get("/states/" + id).json().get("count").asLong()).isEqualTo(WORKERS * 25);
+	}
+
+	@Test
+	void fencingTokensKeepIncreasingAcrossRestartsOfTheServiceAndTheEngine() throws Exception {
+		String id = "restart:fencing";
+		long beforeRestarts = grantAndRelease(clients.get(0), id);
+		first.close();
+		first = ServiceProcess.start(directory, args());
+		long afterServiceRestart = grantAndRelease(StatehouseClient.forPort(first.port()), id);
+		assertThat(afterServiceRestart).isGreaterThan(beforeRestarts);
+		int port = engine.port();
+		engine.kill();
+		engine = EngineProcess.start(directory.resolve("clickhouse"), port);
+		StatehouseClient client = StatehouseClient.forPort(first.port());
+		org.awaitility.Awaitility.await()
+			.atMost(java.time.Duration.ofSeconds(30))
+			.until(() -> client.get("/locks/" + id).status() == 404);
+		assertThat(grantAndRelease(client, id)).isGreaterThan(afterServiceRestart);
+		clients = List.of(client, StatehouseClient.forPort(second.port()));
+	}
+
+	private static long grantAndRelease(StatehouseClient client, String id) {
+		Response granted = acquire(client, id, "restarts");
+		assertThat(client.delete("/locks/" + id, "Lock-Token", granted.json().get("token").asString()).status())
+			.isEqualTo(204);
+		return granted.json().get("fencingToken").asLong();
+	}
+
+	private static Response acquire(StatehouseClient client, String id, String owner) {
+		Response granted = client.send("POST", "/locks/" + id, "application/json",
+				("{\"owner\":\"" + owner + "\",\"ttlSeconds\":60,\"waitSeconds\":60}").getBytes());
+		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
+		return granted;
+	}
+
+	interface Worker {
+
+		Void run(int worker) throws Exception;
+
+	}
+
+	private static void race(Worker worker) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(WORKERS);
+		try {
+			CyclicBarrier start = new CyclicBarrier(WORKERS);
+			List<Future<Void>> futures = new ArrayList<>();
+			for (int w = 0; w < WORKERS; w++) {
+				int number = w;
+				Callable<Void> task = () -> {
+					start.await();
+					return worker.run(number);
+				};
+				futures.add(executor.submit(task));
+			}
+			for (Future<Void> future : futures) {
+				future.get(5, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+}
