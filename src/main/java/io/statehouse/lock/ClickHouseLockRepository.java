@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
@@ -51,14 +52,11 @@ class ClickHouseLockRepository implements LockRepository {
 	 * aggregate without GROUP BY always answers one row: slot 0 when the lock was never taken.
 	 */
 	private static final String READ = """
-			SELECT :id AS lock_id, latest.1 AS slot, latest.2 AS kind, latest.3 AS token, latest.4 AS fencing,
-			       latest.5 AS owner, latest.6 AS acquired_at, latest.7 AS expires_at, latest.8 AS ttl_ms, now64(3) AS now
-			FROM (
-			    SELECT argMax((slot, toString(kind), token, fencing, owner, acquired_at, expires_at, ttl_ms),
-			                  (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS latest
-			    FROM {locks}
-			    WHERE lock_id = :id
-			)""";
+			SELECT argMax((slot, toString(kind), token, fencing, owner, acquired_at, expires_at, ttl_ms),
+			              (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS latest,
+			       now64(3) AS now
+			FROM {locks}
+			WHERE lock_id = :id""";
 
 	private static final String CLAIM = """
 			INSERT INTO {locks} (lock_id, slot, kind, token, fencing, owner, acquired_at, expires_at, ttl_ms, claim_id)
@@ -111,10 +109,17 @@ class ClickHouseLockRepository implements LockRepository {
 
 	@Override
 	public LockSnapshot read(String id) {
-		return this.jdbc.sql(this.read)
-			.param("id", id)
-			.query((rs, n) -> new LockSnapshot((rs.getLong("slot") > 0) ? record(rs) : null, instant(rs, "now")))
-			.single();
+		return this.jdbc.sql(this.read).param("id", id).query((rs, n) -> {
+			// One tuple, read as the driver decodes it: a flat row would need a subquery, which
+			// costs this engine more than the aggregate itself.
+			Object[] latest = (Object[]) rs.getObject("latest");
+			long slot = ((Number) latest[0]).longValue();
+			LockRecord record = (slot == 0) ? null : new LockRecord(id, slot,
+					Kind.valueOf(((String) latest[1]).toUpperCase(Locale.ROOT)), (UUID) latest[2],
+					((Number) latest[3]).longValue(), (String) latest[4], ((ZonedDateTime) latest[5]).toInstant(),
+					((ZonedDateTime) latest[6]).toInstant(), Duration.ofMillis(((Number) latest[7]).longValue()));
+			return new LockSnapshot(record, instant(rs, "now"));
+		}).single();
 	}
 
 	@Override

@@ -1,0 +1,169 @@
+package io.statehouse.benchmarks;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.sql.DataSource;
+
+import io.statehouse.StatehouseApplication;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import org.apache.hc.client5.http.classic.methods.HttpDelete;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * Locks on the embedded default:
+ * <ul>
+ * <li>uncontended acquire + release through the API, against the seed plugin's algorithm
+ * ({@code meltano-state-backend-clickhouse}) implemented faithfully on the same engine: read the
+ * holder with FINAL, insert a candidate, sleep 1 s to "settle", read all candidates, the smallest
+ * id wins; release with a lightweight DELETE;</li>
+ * <li>contended hand-offs per second: 8 workers acquiring and releasing one id.</li>
+ * </ul>
+ */
+public final class LockBenchmark {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	public static void main(String[] args) throws Exception {
+		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 10));
+		int seedRounds = Integer.getInteger("seedRounds", 5);
+		Path data = Files.createTempDirectory("statehouse-lock-bench");
+		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(StatehouseApplication.class)
+			.properties("server.port=0", "statehouse.clickhouse.embedded.data-directory=" + data.resolve("clickhouse"),
+					"logging.level.root=WARN")
+			.run();
+				CloseableHttpClient http = HttpClients.custom()
+					.setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
+						.setMaxConnTotal(32)
+						.setMaxConnPerRoute(32)
+						.build())
+					.build()) {
+			String base = "http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort();
+			SeedLock seed = new SeedLock(JdbcClient.create(app.getBean(DataSource.class)),
+					app.getBean(ClickHouseSchema.class).table("seed_state_lock"));
+
+			System.out.println("Locks on the embedded engine");
+			Load.Operation ours = (caller, n) -> {
+				String token = acquire(http, base, "bench:uncontended", 0);
+				release(http, base, "bench:uncontended", token);
+			};
+			Load.Result statehouse = Load.run("Statehouse acquire + release", 1, Duration.ofSeconds(1), measure, ours);
+			List<Long> seedTimes = new ArrayList<>();
+			for (int i = 0; i < seedRounds; i++) {
+				long began = System.nanoTime();
+				String lockId = seed.acquire("dev:uncontended");
+				seed.release("dev:uncontended", lockId);
+				seedTimes.add(System.nanoTime() - began);
+			}
+			seedTimes.sort(Long::compare);
+			double seedP50 = seedTimes.get(seedTimes.size() / 2) / 1e6;
+			System.out.println("  " + statehouse);
+			System.out.printf("  %-44s rounds=%-3d p50 %7.2f ms  max %7.2f ms%n", "seed algorithm acquire + release",
+					seedRounds, seedP50, seedTimes.get(seedTimes.size() - 1) / 1e6);
+			System.out.printf("Uncontended acquire + release: Statehouse is %.0fx faster than the seed (p50 %.1f ms vs %.0f ms)%n",
+					seedP50 / statehouse.p50Millis(), statehouse.p50Millis(), seedP50);
+
+			AtomicLong handOffs = new AtomicLong();
+			Load.Operation contended = (caller, n) -> {
+				String token = acquire(http, base, "bench:contended", 60);
+				handOffs.incrementAndGet();
+				release(http, base, "bench:contended", token);
+			};
+			Load.Result result = Load.run("8 workers on one id: acquire + release", 8, Duration.ofSeconds(1), measure,
+					contended);
+			System.out.println("  " + result);
+			System.out.printf("Contended: %.1f hand-offs per second with 8 workers on one id%n", result.perSecond());
+		}
+	}
+
+	private static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds) throws Exception {
+		HttpPost post = new HttpPost(base + "/locks/" + id);
+		post.setEntity(new StringEntity("{\"owner\":\"bench\",\"ttlSeconds\":60,\"waitSeconds\":" + waitSeconds + "}",
+				ContentType.APPLICATION_JSON));
+		return http.execute(post, (response) -> {
+			String body = EntityUtils.toString(response.getEntity(), StandardCharsets.UTF_8);
+			if (response.getCode() != 201) {
+				throw new IllegalStateException("acquire answered " + response.getCode() + ": " + body);
+			}
+			return JSON.readTree(body).get("token").asString();
+		});
+	}
+
+	private static void release(CloseableHttpClient http, String base, String id, String token) throws Exception {
+		HttpDelete delete = new HttpDelete(base + "/locks/" + id);
+		delete.setHeader("Lock-Token", token);
+		http.execute(delete, (response) -> {
+			if (response.getCode() != 204) {
+				throw new IllegalStateException("release answered " + response.getCode());
+			}
+			return null;
+		});
+	}
+
+	/**
+	 * The seed plugin's lock, as its {@code acquire_lock} does it (uncontended path): read the
+	 * holder with FINAL; none, so insert a candidate row, sleep the 1 s settle, read every
+	 * candidate without FINAL, and win if ours is the smallest; release by deleting our row.
+	 */
+	static final class SeedLock {
+
+		private final JdbcClient jdbc;
+
+		private final String table;
+
+		SeedLock(JdbcClient jdbc, String table) {
+			this.jdbc = jdbc;
+			this.table = table;
+			jdbc.sql("CREATE TABLE IF NOT EXISTS " + table + " (state_id String, lock_id String, "
+					+ "locked_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree(locked_at) ORDER BY state_id "
+					+ "TTL locked_at + INTERVAL 300 SECOND").update();
+		}
+
+		String acquire(String stateId) throws InterruptedException {
+			String lockId = UUID.randomUUID().toString();
+			List<String> holder = this.jdbc.sql("SELECT lock_id FROM " + this.table
+					+ " FINAL WHERE state_id = ? ORDER BY lock_id LIMIT 1").param(stateId).query(String.class).list();
+			if (!holder.isEmpty()) {
+				throw new IllegalStateException("the uncontended seed lock is held");
+			}
+			this.jdbc.sql("INSERT INTO " + this.table + " (state_id, lock_id) VALUES (?, ?)")
+				.params(stateId, lockId)
+				.update();
+			Thread.sleep(1000);
+			List<String> candidates = this.jdbc.sql("SELECT lock_id FROM " + this.table + " WHERE state_id = ?")
+				.param(stateId)
+				.query(String.class)
+				.list();
+			if (!candidates.stream().min(String::compareTo).orElseThrow().equals(lockId)) {
+				throw new IllegalStateException("lost an uncontended seed lock");
+			}
+			return lockId;
+		}
+
+		void release(String stateId, String lockId) {
+			this.jdbc.sql("DELETE FROM " + this.table + " WHERE state_id = ? AND lock_id = ?")
+				.params(stateId, lockId)
+				.update();
+		}
+
+	}
+
+}
