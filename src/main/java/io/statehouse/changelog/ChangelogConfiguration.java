@@ -6,12 +6,15 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.scheduling.annotation.EnableScheduling;
 
-/** The changelog's tables, repository and writer. */
+/** The changelog's tables, repository, writer and materializer. */
 @Configuration(proxyBeanMethods = false)
+@EnableScheduling
 class ChangelogConfiguration {
 
 	@Bean
@@ -25,9 +28,21 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
+	ClickHouseTable metaTable() {
+		return ClickHouseChangelogRepository.metaTable();
+	}
+
+	@Bean
+	TailWatermark tailWatermark() {
+		return new TailWatermark();
+	}
+
+	@Bean
+	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema,
+			TailWatermark tail) {
 		// Which instance wrote a row: for operators reading the changelog.
-		return new ClickHouseChangelogRepository(jdbcTemplate, schema, ManagementFactory.getRuntimeMXBean().getName());
+		return new ClickHouseChangelogRepository(jdbcTemplate, schema, ManagementFactory.getRuntimeMXBean().getName(),
+				tail);
 	}
 
 	@Bean
@@ -39,6 +54,20 @@ class ChangelogConfiguration {
 	@Bean
 	StateStore stateStore(ChangelogRepository repository, ChangelogWriter writer) {
 		return new StateStore(repository, writer);
+	}
+
+	@Bean
+	ChangelogMaterializer changelogMaterializer(ChangelogRepository repository, TailWatermark tail,
+			ChangelogProperties properties, MeterRegistry meters,
+			ObjectProvider<ChangelogMaterializer.Probe> probe) {
+		return new ChangelogMaterializer(repository, tail, properties, meters, probe.getIfAvailable(() -> (step) -> {
+		}));
+	}
+
+	@Bean
+	MaterializerHealthIndicator materializerHealthIndicator(ChangelogMaterializer materializer,
+			ChangelogProperties properties) {
+		return new MaterializerHealthIndicator(materializer, properties);
 	}
 
 }

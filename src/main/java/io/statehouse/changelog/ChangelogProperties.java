@@ -15,11 +15,30 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param segmentDuration the time slot of one changelog partition (truncation drops whole
  * partitions); fixed when the table is created
+ * @param retention how long history ({@code /states/{id}/versions}, {@code ?version=}) is kept:
+ * segments are dropped once all their writes are older and materialized
  * @param writer group commit of writes
+ * @param materializer the job that folds the changelog into the state table and truncates it
  */
 @ConfigurationProperties("statehouse.changelog")
 @Validated
-public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration, @DefaultValue @Valid Writer writer) {
+public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration,
+		@DefaultValue("24h") Duration retention, @DefaultValue @Valid Writer writer,
+		@DefaultValue @Valid Materializer materializer) {
+
+	/**
+	 * The materializer. Every instance runs it; runs are idempotent, so several at once stay
+	 * correct.
+	 *
+	 * @param enabled whether this instance materializes and truncates
+	 * @param interval pause between runs
+	 * @param grace how long a cut must have been recorded before truncation acts on it; longer
+	 * than the slowest read
+	 * @param failureBudget consecutive failed runs after which health reports DOWN
+	 */
+	public record Materializer(@DefaultValue("true") boolean enabled, @DefaultValue("10s") Duration interval,
+			@DefaultValue("60s") Duration grace, @DefaultValue("5") @Min(1) int failureBudget) {
+	}
 
 	/**
 	 * Group commit: concurrent writes share one INSERT. A write that arrives while the writer is

@@ -28,6 +28,11 @@ public class StateStore {
 		return this.repository.version(id, version);
 	}
 
+	/** The versions of an id that the changelog retains, and the materialized one, oldest first. */
+	public List<VersionInfo> history(String id) {
+		return this.repository.history(id);
+	}
+
 	/** Live states in id order, after {@code after}. */
 	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit) {
 		return this.repository.list(prefix, likePattern, after, limit);

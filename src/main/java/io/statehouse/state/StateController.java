@@ -3,10 +3,12 @@ package io.statehouse.state;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 
 import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StoredState;
+import io.statehouse.changelog.VersionInfo;
 import io.statehouse.web.InvalidRequestException;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
@@ -72,6 +74,8 @@ class StateController {
 	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content)
 	@ApiResponse(responseCode = "404", description = "No such state or version", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable ResponseEntity<String> get(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
 			WebRequest request) {
@@ -84,6 +88,17 @@ class StateController {
 			.lastModified(state.updatedAt())
 			.contentType(MediaType.APPLICATION_JSON)
 			.body(state.document());
+	}
+
+	@GetMapping(path = "/{id}/versions", produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(operationId = "getStateVersions", summary = "History of a state",
+			description = "Every version the changelog retains (`statehouse.changelog.retention`), oldest first; the "
+					+ "newest version is always there. Older ones answer 410 on `GET /states/{id}?version=`.")
+	@ApiResponse(responseCode = "200", description = "The versions")
+	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	List<VersionInfo> versions(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id) {
+		return this.states.history(id);
 	}
 
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,

@@ -14,6 +14,7 @@ import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
+import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
 import io.statehouse.web.InvalidRequestException;
@@ -49,14 +50,30 @@ public class StateService {
 		return this.store.newest(id).filter(StoredState::isLive).orElseThrow(() -> StateNotFoundException.forId(id));
 	}
 
-	/** A given version, while the changelog retains it. */
+	/**
+	 * A given version, while the changelog retains it.
+	 * @throws StateNotFoundException for an unknown id or a version never written
+	 * @throws VersionGoneException for a version that truncation removed
+	 */
 	public StoredState get(String id, long version) {
-		StoredState state = this.store.version(id, version)
-			.orElseThrow(() -> StateNotFoundException.forVersion(id, version));
+		StoredState state = this.store.version(id, version).orElseThrow(() -> {
+			long newest = this.store.newest(id).map(StoredState::version).orElse(0L);
+			return (version < newest) ? new VersionGoneException(id, version)
+					: StateNotFoundException.forVersion(id, version);
+		});
 		if (state.deleted()) {
 			throw StateNotFoundException.forDeletion(id, version);
 		}
 		return state;
+	}
+
+	/** The versions the changelog retains (and the newest, always), oldest first. */
+	public List<VersionInfo> history(String id) {
+		List<VersionInfo> versions = this.store.history(id);
+		if (versions.isEmpty()) {
+			throw StateNotFoundException.forId(id);
+		}
+		return versions;
 	}
 
 	/** Replaces the document (creating it if absent). */

@@ -14,6 +14,7 @@ import io.statehouse.state.DocumentTooLargeException;
 import io.statehouse.state.InvalidDocumentException;
 import io.statehouse.state.PreconditionFailedException;
 import io.statehouse.state.StateNotFoundException;
+import io.statehouse.state.VersionGoneException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -57,6 +58,11 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 		problem.setType(type("precondition-failed"));
 		problem.setProperty("currentVersion", ex.currentVersion());
 		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.PRECONDITION_FAILED, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> versionGone(VersionGoneException ex, WebRequest request) {
+		return problem(HttpStatus.GONE, "version-gone", ex.getMessage(), ex, request);
 	}
 
 	@ExceptionHandler

@@ -1,0 +1,270 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.changelog.ChangelogMaterializer.Step;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Truncation and history with one-second segments and a two-second retention, materialization
+ * run by hand; crashes injected at every step of a run.
+ */
+@StatehouseTest
+@TestPropertySource(properties = { "statehouse.changelog.segment-duration=1s", "statehouse.changelog.retention=2s",
+		"statehouse.changelog.materializer.grace=1s", "statehouse.changelog.materializer.interval=1h" })
+class TruncationTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ChangelogMaterializer materializer;
+
+	@Autowired
+	CrashProbe probe;
+
+	@Autowired
+	JdbcClient jdbc;
+
+	@Autowired
+	MeterRegistry meters;
+
+	@Autowired
+	ClickHouseSchema schema;
+
+	StatehouseClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = StatehouseClient.forPort(this.port);
+		this.probe.disarm();
+	}
+
+	@Test
+	void truncationDropsOldMaterializedSegmentsAndHistoryKeepsTheNewestVersion() throws Exception {
+		String id = "trunc:history";
+		this.client.put("/states/" + id, "{\"v\":1}");
+		Thread.sleep(1100);
+		this.client.put("/states/" + id, "{\"v\":2}");
+		Thread.sleep(1100);
+		this.client.delete("/states/" + id);
+		this.client.put("/states/" + id, "{\"v\":4}");
+		assertThat(versions(id)).containsExactly(1L, 2L, 3L, 4L);
+		assertThat(this.client.get("/states/" + id + "?version=1").body()).isEqualTo("{\"v\":1}");
+		assertThat(this.client.get("/states/" + id + "?version=3").status()).isEqualTo(404);
+		JsonNode history = this.client.get("/states/" + id + "/versions").json();
+		assertThat(history.get(2).get("operation").asString()).isEqualTo("DELETE");
+		assertThat(history.get(3).get("sizeBytes").asLong()).isEqualTo("{\"v\":4}".length());
+
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+			this.materializer.run();
+			assertThat(versions(id)).containsExactly(4L);
+		});
+		Response gone = this.client.get("/states/" + id + "?version=1");
+		assertThat(gone.status()).isEqualTo(410);
+		assertThat(gone.json().get("type").asString()).isEqualTo("urn:statehouse:problem:version-gone");
+		assertThat(this.client.get("/states/" + id + "?version=4").body()).isEqualTo("{\"v\":4}");
+		assertThat(this.client.get("/states/" + id + "?version=5").status()).isEqualTo(404);
+		assertThat(this.client.get("/states/" + id).version()).isEqualTo(4);
+		assertThat(this.client.put("/states/" + id, "{\"v\":5}").version()).isEqualTo(5);
+		assertThat(this.client.get("/states/trunc:never/versions").status()).isEqualTo(404);
+	}
+
+	@Test
+	void nothingUnmaterializedIsEverDroppedHoweverOld() throws Exception {
+		String id = "trunc:unmaterialized";
+		this.client.put("/states/" + id, "{\"v\":1}");
+		this.client.put("/states/" + id, "{\"v\":2}");
+		this.probe.arm(Step.STATE_WRITTEN, true);
+		Thread.sleep(3500);
+		for (int i = 0; i < 3; i++) {
+			this.materializer.run();
+		}
+		assertThat(this.materializer.consecutiveFailures()).isGreaterThanOrEqualTo(3);
+		assertThat(versions(id)).containsExactly(1L, 2L);
+		this.probe.disarm();
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+			this.materializer.run();
+			assertThat(versions(id)).containsExactly(2L);
+		});
+		assertThat(this.materializer.consecutiveFailures()).isZero();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
+	}
+
+	@ParameterizedTest
+	@EnumSource(Step.class)
+	void aRunThatCrashesAtAnyStepLosesAndDuplicatesNothing(Step step) throws Exception {
+		String prefix = "crash-" + step.name().toLowerCase(java.util.Locale.ROOT) + ":";
+		Map<String, String> newest = new ConcurrentHashMap<>();
+		for (int n = 0; n < 10; n++) {
+			for (int v = 1; v <= 3; v++) {
+				String document = "{\"n\":" + n + ",\"v\":" + v + "}";
+				this.client.put("/states/" + prefix + n, document);
+				newest.put(prefix + n, document);
+			}
+		}
+		// The drop steps only happen once something is old enough to drop.
+		Thread.sleep((step == Step.BEFORE_DROP || step == Step.AFTER_DROP) ? 3500 : 0);
+		if (step == Step.BEFORE_DROP || step == Step.AFTER_DROP) {
+			this.materializer.run();
+			Thread.sleep(1100);
+		}
+		this.probe.arm(step, false);
+		this.materializer.run();
+		assertThat(this.probe.fired()).as("the crash at %s happened", step).isTrue();
+		assertThat(this.materializer.consecutiveFailures()).isEqualTo(1);
+		newest.forEach((id, document) -> assertThat(this.client.get("/states/" + id).body()).isEqualTo(document));
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+			this.materializer.run();
+			assertThat(this.materializer.consecutiveFailures()).isZero();
+			assertThat(changelogRows(prefix)).as("the changelog is eventually truncated").isZero();
+		});
+		newest.forEach((id, document) -> {
+			Response read = this.client.get("/states/" + id);
+			assertThat(read.body()).isEqualTo(document);
+			assertThat(read.version()).isEqualTo(3);
+		});
+		assertThat(this.jdbc.sql("SELECT count(), uniqExact(state_id) FROM " + this.schema.table("state")
+				+ " FINAL WHERE startsWith(state_id, ?)").param(prefix).query((rs, n) -> rs.getLong(1) + "/" + rs.getLong(2))
+			.single()).as("one state row per id").isEqualTo("10/10");
+	}
+
+	@Test
+	void readsRacingAMaterializeAndDropLoopNeverSeeAStaleOrMissingVersion() throws Exception {
+		int ids = 8;
+		double droppedBefore = dropped();
+		AtomicBoolean stop = new AtomicBoolean();
+		ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		Thread maintenance = new Thread(() -> {
+			while (!stop.get()) {
+				this.materializer.run();
+			}
+		});
+		maintenance.start();
+		List<Thread> workers = new ArrayList<>();
+		for (int w = 0; w < ids; w++) {
+			String id = "race:mat:" + w;
+			Thread worker = new Thread(() -> {
+				try {
+					long acknowledged = 0;
+					while (!stop.get()) {
+						Response written = this.client.put("/states/" + id, "{\"at\":" + (acknowledged + 1) + "}");
+						acknowledged = written.version();
+						for (int r = 0; r < 3; r++) {
+							Response read = this.client.get("/states/" + id);
+							if (read.status() != 200 || read.version() < acknowledged
+									|| !read.body().equals("{\"at\":" + read.version() + "}")) {
+								violations.add(id + " acknowledged " + acknowledged + " read " + read);
+							}
+						}
+					}
+				}
+				catch (Throwable ex) {
+					failure.set(ex);
+				}
+			});
+			workers.add(worker);
+			worker.start();
+		}
+		Thread.sleep(8000);
+		stop.set(true);
+		for (Thread worker : workers) {
+			worker.join();
+		}
+		maintenance.join();
+		assertThat(failure.get()).isNull();
+		assertThat(violations).isEmpty();
+		assertThat(dropped() - droppedBefore).as("segments dropped while reads raced").isPositive();
+	}
+
+	private double dropped() {
+		return this.meters.get("statehouse.changelog.segments.dropped").counter().count();
+	}
+
+	private List<Long> versions(String id) {
+		List<Long> versions = new ArrayList<>();
+		this.client.get("/states/" + id + "/versions").json().forEach((v) -> versions.add(v.get("version").asLong()));
+		return versions;
+	}
+
+	private long changelogRows(String prefix) {
+		return this.jdbc.sql("SELECT count() FROM " + this.schema.table("changelog") + " WHERE startsWith(state_id, ?)")
+			.param(prefix)
+			.query(Long.class)
+			.single();
+	}
+
+	/** Crashes a run at a chosen step, once or every time. */
+	static final class CrashProbe implements ChangelogMaterializer.Probe {
+
+		private volatile Step armed;
+
+		private volatile boolean always;
+
+		private volatile boolean fired;
+
+		void arm(Step step, boolean always) {
+			this.fired = false;
+			this.always = always;
+			this.armed = step;
+		}
+
+		void disarm() {
+			this.armed = null;
+		}
+
+		boolean fired() {
+			return this.fired;
+		}
+
+		@Override
+		public void passed(Step step) {
+			if (step == this.armed) {
+				if (!this.always) {
+					this.armed = null;
+				}
+				this.fired = true;
+				throw new IllegalStateException("injected crash at " + step);
+			}
+		}
+
+	}
+
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Faults {
+
+		@Bean
+		CrashProbe crashProbe() {
+			return new CrashProbe();
+		}
+
+	}
+
+}
