@@ -84,6 +84,8 @@ public class ChangelogMaterializer {
 
 	private final Timer durations;
 
+	private final Timer dropDurations;
+
 	ChangelogMaterializer(ChangelogRepository repository, TailWatermark tail, ChangelogProperties properties,
 			MeterRegistry meters, Probe probe) {
 		this.repository = repository;
@@ -101,6 +103,9 @@ public class ChangelogMaterializer {
 			.register(meters);
 		this.durations = Timer.builder("statehouse.changelog.materializer.duration")
 			.description("Time of a materialization run, truncation included")
+			.register(meters);
+		this.dropDurations = Timer.builder("statehouse.changelog.segment.drop.duration")
+			.description("Time to drop one changelog segment (a partition: metadata only)")
 			.register(meters);
 		meters.gauge("statehouse.changelog.tail.rows", this.tailRows);
 		meters.gauge("statehouse.changelog.segments.pending.drop", this.pendingDrops);
@@ -184,7 +189,7 @@ public class ChangelogMaterializer {
 				continue;
 			}
 			this.probe.passed(Step.BEFORE_DROP);
-			this.repository.dropSegment(segment.segment());
+			this.dropDurations.record(() -> this.repository.dropSegment(segment.segment()));
 			this.segmentsDropped.increment();
 			this.probe.passed(Step.AFTER_DROP);
 		}

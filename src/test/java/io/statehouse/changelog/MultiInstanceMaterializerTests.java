@@ -1,0 +1,170 @@
+package io.statehouse.changelog;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.statehouse.support.EngineProcess;
+import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Two service instances materialize and truncate the same changelog at once, every 200 ms,
+ * while both take writes and reads; then the engine goes away and the materializer's failures
+ * show in health and metrics, and clear when it is back.
+ */
+class MultiInstanceMaterializerTests {
+
+	@TempDir
+	Path directory;
+
+	@Test
+	void twoMaterializersAtOnceKeepEveryVersionAndTheSameFinalState() throws Exception {
+		try (EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
+				ServiceProcess first = ServiceProcess.start(this.directory, args(engine));
+				ServiceProcess second = ServiceProcess.start(this.directory, args(engine))) {
+			List<StatehouseClient> clients = List.of(StatehouseClient.forPort(first.port()),
+					StatehouseClient.forPort(second.port()));
+			int ids = 6;
+			AtomicBoolean stop = new AtomicBoolean();
+			ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+			long[] acknowledged = new long[ids];
+			List<Thread> workers = new ArrayList<>();
+			for (int w = 0; w < ids; w++) {
+				int worker = w;
+				Thread thread = new Thread(() -> {
+					String id = "multi:mat:" + worker;
+					while (!stop.get()) {
+						StatehouseClient client = clients.get((int) (acknowledged[worker] % 2));
+						Response written = client.patch("/states/" + id, "{\"w" + acknowledged[worker] + "\":1}");
+						if (written.status() != 200 && written.status() != 201) {
+							problems.add("write " + written);
+							continue;
+						}
+						acknowledged[worker] = written.version();
+						Response read = clients.get((int) ((acknowledged[worker] + 1) % 2)).get("/states/" + id);
+						if (read.version() < acknowledged[worker]) {
+							problems.add("stale read of " + id + ": " + read.version() + " < " + acknowledged[worker]);
+						}
+					}
+				});
+				workers.add(thread);
+				thread.start();
+			}
+			Thread.sleep(8000);
+			stop.set(true);
+			for (Thread worker : workers) {
+				worker.join();
+			}
+			assertThat(problems).isEmpty();
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				for (int w = 0; w < ids; w++) {
+					long version = acknowledged[w];
+					JsonFields document = JsonFields.of(clients.get(w % 2).get("/states/multi:mat:" + w));
+					// Every patch survived: one key per acknowledged version, none lost or doubled.
+					assertThat(document.version()).isEqualTo(version);
+					assertThat(document.keys()).isEqualTo(version);
+					assertThat(stateRow(engine, "multi:mat:" + w)).as("the materialized state catches up")
+						.isEqualTo(version);
+				}
+			});
+			assertThat(metric(first, "statehouse_changelog_segments_dropped_total")
+					+ metric(second, "statehouse_changelog_segments_dropped_total"))
+				.as("segments were truncated while it ran")
+				.isPositive();
+		}
+	}
+
+	@Test
+	void consecutiveFailuresShowInHealthAndMetricsAndClearWhenTheEngineIsBack() throws Exception {
+		EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
+		int port = engine.port();
+		try (ServiceProcess service = ServiceProcess.start(this.directory, args(engine))) {
+			StatehouseClient client = StatehouseClient.forPort(service.port());
+			client.put("/states/budget:a", "{}");
+			engine.kill();
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("DOWN");
+				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isGreaterThanOrEqualTo(3);
+				assertThat(metric(service, "statehouse_changelog_materializer_runs_total{outcome=\"failed\"")).isPositive();
+			});
+			engine = EngineProcess.start(this.directory.resolve("clickhouse"), port);
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isZero();
+				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("UP");
+				assertThat(health(service).at("/status").asString()).isEqualTo("UP");
+			});
+			assertThat(client.get("/states/budget:a").status()).isEqualTo(200);
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	private static String[] args(EngineProcess engine) {
+		return new String[] { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.database=multi_materializer", "--statehouse.changelog.segment-duration=1s",
+				"--statehouse.changelog.retention=2s", "--statehouse.changelog.materializer.grace=1s",
+				"--statehouse.changelog.materializer.interval=200ms",
+				"--statehouse.changelog.materializer.failure-budget=3",
+				"--statehouse.clickhouse.connection-timeout=1s" };
+	}
+
+	private static long stateRow(EngineProcess engine, String id) throws Exception {
+		try (Connection connection = DriverManager.getConnection(engine.jdbcUrl("default"), "default", "");
+				ResultSet rows = connection.createStatement()
+					.executeQuery("SELECT max(version) FROM multi_materializer.state FINAL WHERE state_id = '" + id + "'")) {
+			rows.next();
+			return rows.getLong(1);
+		}
+	}
+
+	private static JsonNode health(ServiceProcess service) throws Exception {
+		return JsonMapper.builder()
+			.build()
+			.readTree(HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(service.uri("/actuator/health")).build(),
+						HttpResponse.BodyHandlers.ofString())
+				.body());
+	}
+
+	/** A value from {@code /actuator/prometheus}: the line starting with {@code name}. */
+	private static double metric(ServiceProcess service, String name) throws Exception {
+		String scrape = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/actuator/prometheus"))
+				.build(), HttpResponse.BodyHandlers.ofString())
+			.body();
+		return scrape.lines()
+			.filter((line) -> line.startsWith(name))
+			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+			.sum();
+	}
+
+	/** The version and key count of a read. */
+	private record JsonFields(long version, long keys) {
+
+		static JsonFields of(Response read) {
+			return new JsonFields(read.version(), read.json().size());
+		}
+
+	}
+
+}
