@@ -1,12 +1,10 @@
 package io.statehouse.lock;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
-import java.util.UUID;
 
+import io.statehouse.web.Cursors;
 import io.statehouse.web.InvalidRequestException;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
@@ -123,24 +121,11 @@ class LockController {
 	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = "[A-Za-z0-9._:\\-@=+,~]{0,255}") String prefix,
 			@RequestParam(defaultValue = "100") @Min(1) @Max(MAX_PAGE_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor) {
-		List<Lease> leases = this.locks.live(prefix, (cursor != null) ? decodeCursor(cursor) : null, limit + 1);
+		List<Lease> leases = this.locks.live(prefix, (cursor != null) ? Cursors.decode(cursor) : null, limit + 1);
 		boolean more = leases.size() > limit;
 		List<Lease> page = more ? leases.subList(0, limit) : leases;
 		return new LockPage(page.stream().map(LockView::of).toList(),
-				more ? encodeCursor(page.get(page.size() - 1).id()) : null);
-	}
-
-	private static String encodeCursor(String id) {
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(id.getBytes(StandardCharsets.UTF_8));
-	}
-
-	private static String decodeCursor(String cursor) {
-		try {
-			return new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new InvalidRequestException("cursor is not one this service handed out.");
-		}
+				more ? Cursors.encode(page.get(page.size() - 1).id()) : null);
 	}
 
 	/**

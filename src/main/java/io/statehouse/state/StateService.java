@@ -2,9 +2,7 @@ package io.statehouse.state;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -17,6 +15,7 @@ import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
+import io.statehouse.web.Cursors;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
@@ -140,10 +139,10 @@ public class StateService {
 			throw new InvalidRequestException("limit must be between 1 and " + MAX_PAGE_SIZE + ".");
 		}
 		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", Globs.toLike(match),
-				(cursor != null) ? decodeCursor(cursor) : null, size + 1);
+				(cursor != null) ? Cursors.decode(cursor) : null, size + 1);
 		boolean more = rows.size() > size;
 		List<StateSummary> items = more ? rows.subList(0, size) : rows;
-		String next = more ? encodeCursor(items.get(items.size() - 1).id()) : null;
+		String next = more ? Cursors.encode(items.get(items.size() - 1).id()) : null;
 		return new StatePage(List.copyOf(items), next);
 	}
 
@@ -185,19 +184,6 @@ public class StateService {
 			}
 		}
 		return deleted;
-	}
-
-	private static String encodeCursor(String id) {
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(id.getBytes(StandardCharsets.UTF_8));
-	}
-
-	private static String decodeCursor(String cursor) {
-		try {
-			return new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new InvalidRequestException("cursor is not one this service handed out.");
-		}
 	}
 
 	/**

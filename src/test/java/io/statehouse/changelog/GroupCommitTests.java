@@ -1,14 +1,9 @@
 package io.statehouse.changelog;
 
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.stream.IntStream;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.support.Race;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -34,7 +29,7 @@ class GroupCommitTests {
 		StatehouseClient client = StatehouseClient.forPort(this.port);
 		double insertsBefore = inserts();
 		int writers = 64;
-		List<Response> responses = concurrently(writers,
+		List<Response> responses = Race.run(writers,
 				(n) -> client.put("/states/group:" + n, "{\"completed\":{\"bookmark\":" + n + "}}"));
 		assertThat(responses).allSatisfy((response) -> assertThat(response.status()).isEqualTo(201));
 		double inserts = inserts() - insertsBefore;
@@ -54,34 +49,6 @@ class GroupCommitTests {
 
 	private double inserts() {
 		return this.meters.get("statehouse.changelog.inserts").counter().count();
-	}
-
-	interface Call<T> {
-
-		T run(int n) throws Exception;
-
-	}
-
-	static <T> List<T> concurrently(int count, Call<T> call) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(count);
-		try {
-			CyclicBarrier start = new CyclicBarrier(count);
-			List<Future<T>> futures = IntStream.range(0, count).mapToObj((n) -> {
-				Callable<T> task = () -> {
-					start.await();
-					return call.run(n);
-				};
-				return executor.submit(task);
-			}).toList();
-			List<T> results = new java.util.ArrayList<>();
-			for (Future<T> future : futures) {
-				results.add(future.get());
-			}
-			return results;
-		}
-		finally {
-			executor.shutdownNow();
-		}
 	}
 
 }

@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.util.List;
 
+import io.statehouse.support.Race;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -28,7 +29,7 @@ class WriterBackpressureTests {
 		StatehouseClient client = StatehouseClient.forPort(this.port);
 		String filler = "x".repeat(3000);
 		int writers = 48;
-		List<Response> responses = GroupCommitTests.concurrently(writers,
+		List<Response> responses = Race.run(writers,
 				(n) -> client.put("/states/burst:" + n, "{\"n\":" + n + ",\"filler\":\"" + filler + "\"}"));
 		long refused = responses.stream().filter((r) -> r.status() == 503).count();
 		long accepted = responses.stream().filter((r) -> r.status() == 201).count();

@@ -4,15 +4,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import io.statehouse.support.EngineProcess;
+import io.statehouse.support.Race;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -66,7 +61,7 @@ class MultiInstanceLockTests {
 	@Test
 	void criticalSectionsOfSixteenWorkersOnTwoInstancesNeverOverlap() throws Exception {
 		ConcurrentLinkedQueue<long[]> sections = new ConcurrentLinkedQueue<>();
-		race((worker) -> {
+		Race.run(WORKERS, (worker) -> {
 			StatehouseClient client = clients.get(worker % 2);
 			Response granted = acquire(client, "race:section", "worker-" + worker);
 			long enter = System.nanoTime();
@@ -92,7 +87,7 @@ class MultiInstanceLockTests {
 	void aLockGuardedCounterOfSixteenWorkersTimesTwentyFiveRoundsCountsFourHundred() throws Exception {
 		String id = "race:counter";
 		clients.get(0).put("/states/" + id, "{\"count\":0}");
-		race((worker) -> {
+		Race.run(WORKERS, (worker) -> {
 			StatehouseClient client = clients.get(worker % 2);
 			for (int round = 0; round < 25; round++) {
 				String token = acquire(client, id, "worker-" + worker).json().get("token").asString();
@@ -137,34 +132,6 @@ class MultiInstanceLockTests {
 				("{\"owner\":\"" + owner + "\",\"ttlSeconds\":60,\"waitSeconds\":60}").getBytes());
 		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
 		return granted;
-	}
-
-	interface Worker {
-
-		Void run(int worker) throws Exception;
-
-	}
-
-	private static void race(Worker worker) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(WORKERS);
-		try {
-			CyclicBarrier start = new CyclicBarrier(WORKERS);
-			List<Future<Void>> futures = new ArrayList<>();
-			for (int w = 0; w < WORKERS; w++) {
-				int number = w;
-				Callable<Void> task = () -> {
-					start.await();
-					return worker.run(number);
-				};
-				futures.add(executor.submit(task));
-			}
-			for (Future<Void> future : futures) {
-				future.get(5, TimeUnit.MINUTES);
-			}
-		}
-		finally {
-			executor.shutdownNow();
-		}
 	}
 
 }

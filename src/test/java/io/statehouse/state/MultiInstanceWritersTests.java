@@ -1,19 +1,13 @@
 package io.statehouse.state;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import io.statehouse.support.EngineProcess;
+import io.statehouse.support.Race;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -65,7 +59,7 @@ class MultiInstanceWritersTests {
 			String id = "race:if-match:" + round;
 			long version = clients.get(0).put("/states/" + id, "{\"writer\":\"none\"}").version();
 			int contenders = 8;
-			List<Response> answers = race(contenders, (n) -> clients.get(n % 2)
+			List<Response> answers = Race.run(contenders, (n) -> clients.get(n % 2)
 				.put("/states/" + id, "{\"writer\":" + n + "}", "If-Match", "\"" + version + "\""));
 			List<Response> winners = answers.stream().filter((r) -> r.status() == 200).toList();
 			assertThat(winners).as("round %d: %s", round, answers).hasSize(1);
@@ -80,7 +74,7 @@ class MultiInstanceWritersTests {
 	void ofConcurrentCreateOnlyWritersExactlyOneWins() throws Exception {
 		for (int round = 0; round < 10; round++) {
 			String id = "race:create:" + round;
-			List<Response> answers = race(6,
+			List<Response> answers = Race.run(6,
 					(n) -> clients.get(n % 2).put("/states/" + id, "{\"writer\":" + n + "}", "If-None-Match", "*"));
 			assertThat(answers.stream().filter((r) -> r.status() == 201)).as("%s", answers).hasSize(1);
 			assertThat(answers.stream().filter((r) -> r.status() == 412)).hasSize(5);
@@ -93,7 +87,7 @@ class MultiInstanceWritersTests {
 		int workers = 8;
 		int patchesEach = 10;
 		ConcurrentLinkedQueue<Long> versions = new ConcurrentLinkedQueue<>();
-		race(workers, (n) -> {
+		Race.run(workers, (n) -> {
 			for (int i = 0; i < patchesEach; i++) {
 				Response patched = clients.get(n % 2).patch("/states/" + id,
 						"{\"keys\":{\"w" + n + "-" + i + "\":" + i + "}}");
@@ -112,7 +106,7 @@ class MultiInstanceWritersTests {
 	void versionsStrictlyIncreaseAcrossPutsAndDeletesFromBothInstances() throws Exception {
 		String id = "race:versions";
 		ConcurrentLinkedQueue<Long> versions = new ConcurrentLinkedQueue<>();
-		race(6, (n) -> {
+		Race.run(6, (n) -> {
 			StatehouseClient client = clients.get(n % 2);
 			for (int i = 0; i < 10; i++) {
 				Response response = (i % 3 == 2) ? client.delete("/states/" + id)
@@ -130,37 +124,6 @@ class MultiInstanceWritersTests {
 			.containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.rangeClosed(1, versions.size())
 				.boxed()
 				.toList());
-	}
-
-	interface Contender<T> {
-
-		T run(int n) throws Exception;
-
-	}
-
-	/** Runs contenders at once (released by a barrier) and returns their results in order. */
-	static <T> List<T> race(int contenders, Contender<T> contender) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(contenders);
-		try {
-			CyclicBarrier start = new CyclicBarrier(contenders);
-			List<Future<T>> futures = new ArrayList<>();
-			for (int n = 0; n < contenders; n++) {
-				int number = n;
-				Callable<T> task = () -> {
-					start.await();
-					return contender.run(number);
-				};
-				futures.add(executor.submit(task));
-			}
-			List<T> results = new ArrayList<>();
-			for (Future<T> future : futures) {
-				results.add(future.get(3, TimeUnit.MINUTES));
-			}
-			return results;
-		}
-		finally {
-			executor.shutdownNow();
-		}
 	}
 
 }

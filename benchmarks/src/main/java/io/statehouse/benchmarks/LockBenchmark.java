@@ -1,8 +1,6 @@
 package io.statehouse.benchmarks;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,21 +9,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
-import io.statehouse.StatehouseApplication;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import org.apache.hc.client5.http.classic.methods.HttpDelete;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -45,20 +37,11 @@ public final class LockBenchmark {
 	public static void main(String[] args) throws Exception {
 		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 10));
 		int seedRounds = Integer.getInteger("seedRounds", 5);
-		Path data = Files.createTempDirectory("statehouse-lock-bench");
-		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(StatehouseApplication.class)
-			.properties("server.port=0", "statehouse.clickhouse.embedded.data-directory=" + data.resolve("clickhouse"),
-					"logging.level.root=WARN")
-			.run();
-				CloseableHttpClient http = HttpClients.custom()
-					.setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
-						.setMaxConnTotal(32)
-						.setMaxConnPerRoute(32)
-						.build())
-					.build()) {
-			String base = "http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort();
-			SeedLock seed = new SeedLock(JdbcClient.create(app.getBean(DataSource.class)),
-					app.getBean(ClickHouseSchema.class).table("seed_state_lock"));
+		try (Service service = Service.start(32)) {
+			CloseableHttpClient http = service.http;
+			String base = service.baseUrl;
+			SeedLock seed = new SeedLock(JdbcClient.create(service.bean(DataSource.class)),
+					service.bean(ClickHouseSchema.class).table("seed_state_lock"));
 
 			System.out.println("Locks on the embedded engine");
 			Load.Operation ours = (caller, n) -> {

@@ -1,8 +1,6 @@
 package io.statehouse.benchmarks;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.StatehouseApplication;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.clickhouse.ClickHouseEndpoint;
 import io.statehouse.clickhouse.ClickHouseSchema;
@@ -20,15 +17,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPut;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -53,22 +45,13 @@ public final class StateBenchmark {
 		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
 		Duration warmup = Duration.ofSeconds(1);
 		int rounds = Integer.getInteger("rounds", 3);
-		Path data = Files.createTempDirectory("statehouse-state-bench");
-		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(StatehouseApplication.class)
-			.properties("server.port=0", "statehouse.clickhouse.embedded.data-directory=" + data.resolve("clickhouse"),
-					"logging.level.root=WARN")
-			.run();
-				CloseableHttpClient http = HttpClients.custom()
-					.setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
-						.setMaxConnTotal(128)
-						.setMaxConnPerRoute(128)
-						.build())
-					.build()) {
-			String base = "http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort();
-			StateStore store = app.getBean(StateStore.class);
-			MeterRegistry meters = app.getBean(MeterRegistry.class);
-			JdbcClient jdbc = JdbcClient.create(app.getBean(DataSource.class));
-			String changelog = app.getBean(ClickHouseSchema.class).table("changelog");
+		try (Service service = Service.start(128)) {
+			CloseableHttpClient http = service.http;
+			String base = service.baseUrl;
+			StateStore store = service.bean(StateStore.class);
+			MeterRegistry meters = service.bean(MeterRegistry.class);
+			JdbcClient jdbc = JdbcClient.create(service.bean(DataSource.class));
+			String changelog = service.bean(ClickHouseSchema.class).table("changelog");
 			String baseline = changelog.replace("changelog`", "baseline_single_insert`");
 			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
 
@@ -98,7 +81,7 @@ public final class StateBenchmark {
 			};
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
-			wide.setJdbcUrl(app.getBean(ClickHouseEndpoint.class).jdbcUrl());
+			wide.setJdbcUrl(service.bean(ClickHouseEndpoint.class).jdbcUrl());
 			wide.setMaximumPoolSize(64);
 			wide.setConnectionTimeout(60_000);
 			HikariDataSource widePool = new HikariDataSource(wide);
