@@ -52,12 +52,14 @@ public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration,
 	 * @param timeout how long a request waits for its write to become durable
 	 * @param maxAttempts how often a write is retried after a concurrent writer claimed the
 	 * version it wanted
-	 * @param concurrency batches in flight at once (one's INSERT overlaps the next one's read)
+	 * @param concurrency batches in flight at once (one's INSERT overlaps the next one's read);
+	 * 1 is best where the engine's CPU is the limit (fewer, larger batches), more pays where
+	 * round trips to a remote server are
 	 */
 	public record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("1000") @Min(1) int maxBatchWrites,
 			@DefaultValue("8MB") DataSize maxBatchSize, @DefaultValue("64MB") DataSize maxInFlight,
 			@DefaultValue("30s") Duration timeout, @DefaultValue("100") @Min(1) int maxAttempts,
-			@DefaultValue("2") @Min(1) int concurrency) {
+			@DefaultValue("1") @Min(1) int concurrency) {
 	}
 
 }

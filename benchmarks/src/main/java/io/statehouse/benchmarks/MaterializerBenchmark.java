@@ -62,8 +62,10 @@ public final class MaterializerBenchmark {
 				System.out.printf("changelog at %3d versions per id (%,7d rows):%n", versions, versions * IDS);
 				System.out.println("  " + withIt);
 				System.out.println("  " + without);
-				System.out.printf("  materializer: folded %,d new changelog rows in %.2f s of runs (%,.0f rows/s)%n", rows,
-						folding, rows / folding);
+				if (folding > 0) {
+					System.out.printf("  materializer: folded %,d new changelog rows in %.2f s of runs (%,.0f rows/s)%n",
+							rows, folding, rows / folding);
+				}
 			}
 			MeterRegistry meters = on.getBean(MeterRegistry.class);
 			Timer drops = meters.get("statehouse.changelog.segment.drop.duration").timer();
