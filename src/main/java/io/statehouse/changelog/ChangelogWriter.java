@@ -222,7 +222,15 @@ public class ChangelogWriter implements SmartLifecycle {
 				this.lastBatchSize = batch.size();
 				this.batchesInFlight++;
 				this.inFlightIds.addAll(ids);
-				this.workers.execute(() -> flushAndRelease(batch, ids));
+				try {
+					this.workers.execute(() -> flushAndRelease(batch, ids));
+				}
+				catch (RuntimeException ex) {
+					// The workers are gone (shutdown): nobody will make these durable.
+					this.batchesInFlight--;
+					this.inFlightIds.removeAll(ids);
+					batch.forEach((pending) -> pending.result.completeExceptionally(WriteUnavailableException.stopping()));
+				}
 			}
 		}
 		catch (InterruptedException ex) {
