@@ -1,23 +1,41 @@
 package io.statehouse.web;
 
+import org.apache.catalina.Valve;
+import org.apache.catalina.core.StandardHost;
+import org.apache.catalina.valves.ErrorReportValve;
+
 import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Lets encoded slashes and backslashes in a path reach the application, which refuses them as
- * a 400 problem (no id contains them) instead of Tomcat answering with an HTML error page.
+ * Hostile paths get problems too: encoded slashes and backslashes reach the application, which
+ * refuses them as a 400 problem (no id contains them), and what Tomcat itself refuses (a
+ * malformed %-escape, an encoded NUL) is reported as a problem instead of an HTML page.
  */
 @Configuration(proxyBeanMethods = false)
 class TomcatConfiguration {
 
 	@Bean
 	WebServerFactoryCustomizer<TomcatServletWebServerFactory> encodedSeparatorsReachTheApplication() {
-		return (factory) -> factory.addConnectorCustomizers((connector) -> {
-			connector.setEncodedSolidusHandling("passthrough");
-			connector.setEncodedReverseSolidusHandling("passthrough");
-		});
+		return (factory) -> {
+			factory.addConnectorCustomizers((connector) -> {
+				connector.setEncodedSolidusHandling("passthrough");
+				connector.setEncodedReverseSolidusHandling("passthrough");
+			});
+			factory.addContextCustomizers((context) -> {
+				if (context.getParent() instanceof StandardHost host) {
+					host.setErrorReportValveClass(ProblemErrorReportValve.class.getName());
+					for (Valve valve : host.getPipeline().getValves()) {
+						if (valve instanceof ErrorReportValve && !(valve instanceof ProblemErrorReportValve)) {
+							host.getPipeline().removeValve(valve);
+							host.getPipeline().addValve(new ProblemErrorReportValve());
+						}
+					}
+				}
+			});
+		};
 	}
 
 }

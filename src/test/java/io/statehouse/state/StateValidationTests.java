@@ -1,5 +1,6 @@
 package io.statehouse.state;
 
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -45,6 +46,22 @@ class StateValidationTests {
 	void idsOutsideTheAlphabetAreRefused(String id) {
 		assertProblem(this.client.put("/states/" + id, "{}"), 400, "invalid-request");
 		assertProblem(this.client.get("/states/" + id), 400, "invalid-request");
+		assertNothingWritten();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/states/%zz", "/states/a%00b", "/states/%", "/locks/%C3%28" })
+	void pathsTomcatRefusesAreProblemsToo(String path) throws Exception {
+		// Raw bytes on a socket: java.net.URI would not even let such a path out.
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.getOutputStream()
+				.write(("GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
+			String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(response).startsWith("HTTP/1.1 400")
+				.containsIgnoringCase("Content-Type: application/problem+json")
+				.contains("\"type\":\"urn:statehouse:problem:invalid-request\"");
+		}
 		assertNothingWritten();
 	}
 

@@ -1,0 +1,38 @@
+package io.statehouse.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+import org.apache.catalina.connector.Request;
+import org.apache.catalina.connector.Response;
+import org.apache.catalina.valves.ErrorReportValve;
+
+/**
+ * Tomcat's error report as a problem ({@code application/problem+json}) instead of an HTML
+ * page: for what Tomcat refuses before the application sees it, such as a path with a
+ * malformed %-escape or an encoded NUL.
+ */
+class ProblemErrorReportValve extends ErrorReportValve {
+
+	@Override
+	protected void report(Request request, Response response, Throwable throwable) {
+		int status = response.getStatus();
+		if (status < 400 || response.getContentWritten() > 0 || !response.setErrorReported()) {
+			return;
+		}
+		String kind = (status == 400) ? "invalid-request" : "http-" + status;
+		byte[] body = ("{\"type\":\"" + ApiExceptionHandler.TYPE_PREFIX + kind + "\",\"status\":" + status
+				+ ",\"title\":\"The request was refused before it reached the service\"}")
+			.getBytes(StandardCharsets.UTF_8);
+		try {
+			response.setContentType("application/problem+json");
+			response.setContentLength(body.length);
+			response.getOutputStream().write(body);
+			response.finishResponse();
+		}
+		catch (IOException | IllegalStateException ex) {
+			// The client is gone, or the response is already on its way: nothing to add.
+		}
+	}
+
+}
