@@ -44,8 +44,6 @@ public final class ChdbEngine implements AutoCloseable {
 
 	private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-	private static final Object LOADING = new Object();
-
 	private static @Nullable Chdb library;
 
 	private final Chdb chdb;
@@ -94,22 +92,21 @@ public final class ChdbEngine implements AutoCloseable {
 		return engine;
 	}
 
+	/** Loads the library once per process: chDB is one engine per process anyway. */
 	private static synchronized Chdb load(Path libraryFile) {
-		synchronized (LOADING) {
-			if (library == null) {
-				if (!Files.isRegularFile(libraryFile)) {
-					throw new EngineException("The embedded ClickHouse engine library is missing: " + libraryFile
-							+ ". Build once with './mvnw package' (it fetches the library with npm), or set "
-							+ "statehouse.clickhouse.url to use a ClickHouse server.");
-				}
-				Chdb loaded = Native.load(libraryFile.toAbsolutePath().toString(), Chdb.class);
-				// Before any connect: chDB's own SIGSEGV handler would swallow the JVM's implicit
-				// null checks and hang the process.
-				loaded.chdb_set_signal_handlers_enabled(0);
-				library = loaded;
+		if (library == null) {
+			if (!Files.isRegularFile(libraryFile)) {
+				throw new EngineException("The embedded ClickHouse engine library is missing: " + libraryFile
+						+ ". Build once with './mvnw package' (it fetches the library with npm), or set "
+						+ "statehouse.clickhouse.url to use a ClickHouse server.");
 			}
-			return library;
+			Chdb loaded = Native.load(libraryFile.toAbsolutePath().toString(), Chdb.class);
+			// Before any connect: chDB's own SIGSEGV handler would swallow the JVM's implicit null
+			// checks and hang the process.
+			loaded.chdb_set_signal_handlers_enabled(0);
+			library = loaded;
 		}
+		return library;
 	}
 
 	private Session connect() {
