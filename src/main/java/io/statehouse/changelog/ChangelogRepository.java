@@ -20,7 +20,7 @@ interface ChangelogRepository {
 	Map<String, StoredState> newest(Collection<String> ids);
 
 	/** Earlier writes that carried these idempotency keys and won their version. */
-	Map<IdempotencyKey, Committed> replays(Collection<IdempotencyKey> keys);
+	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys);
 
 	/** Appends claims, all in one INSERT. */
 	void append(List<Claim> claims);
@@ -99,6 +99,14 @@ interface ChangelogRepository {
 	 * @param lastWrite when its newest row was written
 	 */
 	record Segment(long segment, long maxBlock, long rows, Instant lastWrite) {
+	}
+
+	/**
+	 * An earlier write a retry answers with.
+	 * @param answer the write, as it was answered
+	 * @param fingerprint the fingerprint of its request
+	 */
+	record Replay(Committed answer, String fingerprint) {
 	}
 
 	/**

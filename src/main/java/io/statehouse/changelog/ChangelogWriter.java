@@ -25,6 +25,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
+import io.statehouse.changelog.ChangelogRepository.Replay;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -139,22 +140,22 @@ public class ChangelogWriter implements SmartLifecycle {
 	 * Writes a new version of a state and waits until it is durable.
 	 * @param id the state id
 	 * @param mutation decides the change against the newest version
-	 * @param idempotencyKey the client's key: an earlier write of this id with the same key
-	 * answers instead of writing again
+	 * @param idempotency the client's key and its request's fingerprint: an earlier write of
+	 * this id with the same key answers instead of writing again (if the request was the same)
 	 * @param sizeBytes the size of the request body, for memory accounting
 	 * @return the durable write
 	 * @throws WriteUnavailableException when the write was not taken, or did not finish in time
 	 * @throws RuntimeException whatever the mutation threw to refuse the write
 	 */
-	public Committed write(String id, StateMutation mutation, @Nullable String idempotencyKey, int sizeBytes) {
-		return await(submit(id, mutation, idempotencyKey, sizeBytes));
+	public Committed write(String id, StateMutation mutation, @Nullable Idempotency idempotency, int sizeBytes) {
+		return await(submit(id, mutation, idempotency, sizeBytes));
 	}
 
 	/**
 	 * Hands a write to the writer without waiting.
 	 * @throws WriteUnavailableException when the writer is saturated or stopping
 	 */
-	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable String idempotencyKey,
+	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable Idempotency idempotency,
 			int sizeBytes) {
 		int bytes = (int) Math.min((long) sizeBytes + OVERHEAD_BYTES, this.maxInFlightBytes);
 		if (!this.running) {
@@ -163,7 +164,7 @@ public class ChangelogWriter implements SmartLifecycle {
 		if (!this.inFlightBytes.tryAcquire(bytes)) {
 			throw WriteUnavailableException.saturated();
 		}
-		PendingWrite pending = new PendingWrite(id, mutation, idempotencyKey, bytes);
+		PendingWrite pending = new PendingWrite(id, mutation, idempotency, bytes);
 		pending.result.whenComplete((committed, failure) -> this.inFlightBytes.release(bytes));
 		this.lock.lock();
 		try {
@@ -345,18 +346,24 @@ public class ChangelogWriter implements SmartLifecycle {
 		Set<IdempotencyKey> keys = new LinkedHashSet<>();
 		for (PendingWrite pending : batch) {
 			ids.add(pending.id);
-			if (pending.idempotencyKey != null) {
-				keys.add(new IdempotencyKey(pending.id, pending.idempotencyKey));
+			if (pending.idempotency != null) {
+				keys.add(new IdempotencyKey(pending.id, pending.idempotency.key()));
 			}
 		}
 		Map<String, StoredState> newest = this.repository.newest(ids);
-		Map<IdempotencyKey, Committed> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys);
+		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys);
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {
-			if (pending.idempotencyKey != null) {
-				Committed replay = replays.get(new IdempotencyKey(pending.id, pending.idempotencyKey));
+			if (pending.idempotency != null) {
+				Replay replay = replays.get(new IdempotencyKey(pending.id, pending.idempotency.key()));
 				if (replay != null) {
-					pending.result.complete(replay);
+					if (replay.fingerprint().equals(pending.idempotency.fingerprint())) {
+						pending.result.complete(replay.answer());
+					}
+					else {
+						pending.result.completeExceptionally(
+								new IdempotencyKeyReusedException(pending.id, pending.idempotency.key()));
+					}
 					continue;
 				}
 			}
@@ -373,7 +380,7 @@ public class ChangelogWriter implements SmartLifecycle {
 			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
 			claims.add(new PendingClaim(pending,
 					new Claim(pending.id, version, new Change(change.operation(), change.document(), fencing),
-							pending.requestId, pending.idempotencyKey, !StoredState.isLive(current))));
+							pending.requestId, pending.idempotency, !StoredState.isLive(current))));
 		}
 		return claims;
 	}
@@ -427,7 +434,7 @@ public class ChangelogWriter implements SmartLifecycle {
 
 		final StateMutation mutation;
 
-		final @Nullable String idempotencyKey;
+		final @Nullable Idempotency idempotency;
 
 		final int bytes;
 
@@ -437,10 +444,10 @@ public class ChangelogWriter implements SmartLifecycle {
 
 		int attempts;
 
-		PendingWrite(String id, StateMutation mutation, @Nullable String idempotencyKey, int bytes) {
+		PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency, int bytes) {
 			this.id = id;
 			this.mutation = mutation;
-			this.idempotencyKey = idempotencyKey;
+			this.idempotency = idempotency;
 			this.bytes = bytes;
 		}
 

@@ -12,9 +12,9 @@ import org.jspecify.annotations.Nullable;
  * @param version the version claimed: the newest seen plus one
  * @param change what it writes
  * @param requestId tells this claim apart from a competing one
- * @param idempotencyKey the client's key for retries, if any
+ * @param idempotency the client's key for retries and its request's fingerprint, if any
  * @param created whether it creates the document
  */
-record Claim(String id, long version, Change change, UUID requestId, @Nullable String idempotencyKey,
+record Claim(String id, long version, Change change, UUID requestId, @Nullable Idempotency idempotency,
 		boolean created) {
 }

@@ -47,6 +47,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			    document String CODEC(ZSTD(1)),
 			    fencing UInt64,
 			    idempotency_key String,
+			    idempotency_fingerprint String,
 			    request_id UUID,
 			    created Bool,
 			    writer LowCardinality(String),
@@ -111,11 +112,11 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static final String REPLAYS = """
 			SELECT state_id, version, w.1 AS idempotency_key, w.2 AS deleted, w.3 AS document, w.4 AS fencing,
-			       w.5 AS written_at, w.6 AS created
+			       w.5 AS written_at, w.6 AS created, w.7 AS fingerprint
 			FROM (
 			    SELECT state_id, version,
-			           argMin((idempotency_key, operation = 'delete', document, fencing, written_at, created),
-			                  {order}) AS w
+			           argMin((idempotency_key, operation = 'delete', document, fencing, written_at, created,
+			                   idempotency_fingerprint), {order}) AS w
 			    FROM {changelog}
 			    WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog}
 			                                  WHERE (state_id, idempotency_key) IN (:keys))
@@ -124,9 +125,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			WHERE w.1 != ''""";
 
 	private static final String APPEND = """
-			INSERT INTO {changelog} (state_id, version, operation, document, fencing, idempotency_key, request_id,
-			                         created, writer)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {changelog} (state_id, version, operation, document, fencing, idempotency_key,
+			                         idempotency_fingerprint, request_id, created, writer)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/** The first committed claim of each version, and the materialized version of each id. */
 	private static final String WINNERS = """
@@ -350,14 +351,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<IdempotencyKey, Committed> replays(Collection<IdempotencyKey> keys) {
+	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys) {
 		List<Object[]> pairs = keys.stream().map((key) -> new Object[] { key.id(), key.key() }).toList();
-		Map<IdempotencyKey, Committed> replays = new HashMap<>();
+		Map<IdempotencyKey, Replay> replays = new HashMap<>();
 		this.jdbc.sql(this.replays).param("keys", pairs).query((rs, row) -> {
 			StoredState state = new StoredState(rs.getString("state_id"), rs.getLong("version"),
 					rs.getBoolean("deleted"), rs.getString("document"), rs.getLong("fencing"), instant(rs, "written_at"));
 			replays.put(new IdempotencyKey(state.id(), rs.getString("idempotency_key")),
-					new Committed(state, rs.getBoolean("created"), true));
+					new Replay(new Committed(state, rs.getBoolean("created"), true), rs.getString("fingerprint")));
 			return null;
 		}).list();
 		return replays;
@@ -369,8 +370,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		for (Claim claim : claims) {
 			rows.add(new Object[] { claim.id(), claim.version(),
 					claim.change().operation().name().toLowerCase(Locale.ROOT), claim.change().document(),
-					claim.change().fencing(), (claim.idempotencyKey() != null) ? claim.idempotencyKey() : "",
-					claim.requestId(), claim.created(), this.writer });
+					claim.change().fencing(), (claim.idempotency() != null) ? claim.idempotency().key() : "",
+					(claim.idempotency() != null) ? claim.idempotency().fingerprint() : "", claim.requestId(),
+					claim.created(), this.writer });
 		}
 		this.jdbcTemplate.batchUpdate(this.append, rows);
 	}

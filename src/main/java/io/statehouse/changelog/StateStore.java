@@ -39,8 +39,8 @@ public class StateStore {
 	}
 
 	/** See {@link ChangelogWriter#write}. */
-	public Committed write(String id, StateMutation mutation, @Nullable String idempotencyKey, int sizeBytes) {
-		return this.writer.write(id, mutation, idempotencyKey, sizeBytes);
+	public Committed write(String id, StateMutation mutation, @Nullable Idempotency idempotency, int sizeBytes) {
+		return this.writer.write(id, mutation, idempotency, sizeBytes);
 	}
 
 	/** See {@link ChangelogWriter#submit}. */

@@ -55,7 +55,8 @@ class StateController {
 
 	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters. A retry with the same key "
 			+ "(for the same id) answers like the first write, with `Idempotent-Replayed: true`, and writes nothing; "
-			+ "keys are remembered while the changelog retains the write.";
+			+ "the same key with a different request answers 422. Keys are remembered while the changelog retains "
+			+ "the write.";
 
 	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile("[\\x21-\\x7e]{1,255}");
 

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Change.Operation;
 import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.Idempotency;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
@@ -82,7 +83,7 @@ public class StateService {
 		return this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
 			return new Change(Operation.PUT, document, fencing);
-		}, conditions.idempotencyKey(), document.length());
+		}, Idempotency.of(conditions.idempotencyKey(), Operation.PUT, document), document.length());
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
@@ -93,7 +94,7 @@ public class StateService {
 			check(id, current, conditions, fencing);
 			String base = StoredState.isLive(current) ? current.document() : "{}";
 			return new Change(Operation.PATCH, this.documents.mergePatch(base, patch), fencing);
-		}, conditions.idempotencyKey(), patch.length());
+		}, Idempotency.of(conditions.idempotencyKey(), Operation.PATCH, patch), patch.length());
 	}
 
 	/** Deletes the state: a tombstone version. */
@@ -105,7 +106,7 @@ public class StateService {
 			}
 			check(id, current, conditions, fencing);
 			return new Change(Operation.DELETE, "", fencing);
-		}, conditions.idempotencyKey(), 0);
+		}, Idempotency.of(conditions.idempotencyKey(), Operation.DELETE, ""), 0);
 	}
 
 	/** The fencing token of the lease a write presents (0: none), checked against the lock now. */

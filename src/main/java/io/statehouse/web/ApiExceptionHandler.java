@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 
+import io.statehouse.changelog.IdempotencyKeyReusedException;
 import io.statehouse.changelog.WriteUnavailableException;
 import io.statehouse.lock.Lease;
 import io.statehouse.lock.LockConflictException;
@@ -58,6 +59,11 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 		problem.setType(type("precondition-failed"));
 		problem.setProperty("currentVersion", ex.currentVersion());
 		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.PRECONDITION_FAILED, request);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<Object> idempotencyKeyReused(IdempotencyKeyReusedException ex, WebRequest request) {
+		return problem(HttpStatus.UNPROCESSABLE_CONTENT, "idempotency-key-reused", ex.getMessage(), ex, request);
 	}
 
 	@ExceptionHandler

@@ -154,6 +154,11 @@ class StateApiTests {
 		Response patchRetry = this.client.patch("/states/api:idempotent", "{\"n\":1}", "Idempotency-Key", "patch-1");
 		assertThat(patchRetry.version()).isEqualTo(patch.version()).isEqualTo(2);
 		assertThat(this.client.get("/states/api:idempotent").version()).isEqualTo(2);
+		// The same key with another request is a client bug, not a retry: refused, nothing written.
+		Response reused = this.client.put("/states/api:idempotent", "{\"run\":2}", "Idempotency-Key", "run-1-attempt");
+		assertThat(reused.status()).isEqualTo(422);
+		assertThat(reused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:idempotency-key-reused");
+		assertThat(this.client.get("/states/api:idempotent").version()).isEqualTo(2);
 		// A key is per id: the same key on another id is another write.
 		assertThat(this.client.put("/states/api:idempotent-2", "{}", "Idempotency-Key", "patch-1").status())
 			.isEqualTo(201);

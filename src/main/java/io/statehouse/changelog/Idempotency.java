@@ -1,0 +1,41 @@
+package io.statehouse.changelog;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A client's {@code Idempotency-Key} with the fingerprint of the request it came with, so that a
+ * retry is told apart from a different request that reuses the key.
+ *
+ * @param key the key
+ * @param fingerprint a digest of what the request asked for
+ */
+public record Idempotency(String key, String fingerprint) {
+
+	/**
+	 * @param key the key, {@code null} when the client sent none
+	 * @param operation what the request does
+	 * @param body what it sent
+	 * @return the idempotency of the request, {@code null} without a key
+	 */
+	public static @Nullable Idempotency of(@Nullable String key, Change.Operation operation, String body) {
+		if (key == null) {
+			return null;
+		}
+		try {
+			MessageDigest digest = MessageDigest.getInstance("SHA-256");
+			digest.update(operation.name().getBytes(StandardCharsets.US_ASCII));
+			digest.update((byte) 0);
+			digest.update(body.getBytes(StandardCharsets.UTF_8));
+			return new Idempotency(key, HexFormat.of().formatHex(digest.digest(), 0, 16));
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every Java platform has SHA-256", ex);
+		}
+	}
+
+}
