@@ -1,9 +1,18 @@
 package io.statehouse.clickhouse;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.statehouse.support.EngineProcess;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The conformance suite on the embedded engine, run as its own process so that a restart is a
@@ -11,21 +20,22 @@ import io.statehouse.support.EngineProcess;
  */
 class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 
+	private EngineProcess engine;
+
 	@Override
 	protected ClickHouseTarget startTarget() throws Exception {
 		Path dataDirectory = Files.createTempDirectory("statehouse-conformance").resolve("clickhouse");
+		this.engine = EngineProcess.start(dataDirectory, 0);
 		return new ClickHouseTarget() {
-
-			private EngineProcess engine = EngineProcess.start(dataDirectory, 0);
 
 			@Override
 			public String jdbcUrl(String database) {
-				return this.engine.jdbcUrl(database);
+				return EmbeddedEngineConformanceTests.this.engine.jdbcUrl(database);
 			}
 
 			@Override
 			public String httpUrl() {
-				return "http://127.0.0.1:" + this.engine.port();
+				return "http://127.0.0.1:" + EmbeddedEngineConformanceTests.this.engine.port();
 			}
 
 			@Override
@@ -40,17 +50,39 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 
 			@Override
 			public void restart() throws Exception {
-				int port = this.engine.port();
-				this.engine.kill();
-				this.engine = EngineProcess.start(dataDirectory, port);
+				int port = EmbeddedEngineConformanceTests.this.engine.port();
+				EmbeddedEngineConformanceTests.this.engine.kill();
+				EmbeddedEngineConformanceTests.this.engine = EngineProcess.start(dataDirectory, port);
 			}
 
 			@Override
 			public void close() throws Exception {
-				this.engine.close();
+				EmbeddedEngineConformanceTests.this.engine.close();
 			}
 
 		};
+	}
+
+	/** chDB reads the host's stdin as INSERT data (chdb-core#239) unless the engine detaches it. */
+	@Test
+	void insertsIgnoreWhateverIsOnTheProcessStandardInput() throws Exception {
+		try {
+			this.engine.writeToStandardInput("(9999)\n(8888)\n");
+		}
+		catch (IOException ex) {
+			// Broken pipe: the engine let go of its stdin, which is the point.
+		}
+		try (Connection connection = DriverManager.getConnection(this.engine.jdbcUrl("default"), "default", "")) {
+			connection.createStatement().execute("CREATE TABLE stdin_probe (n UInt32) ENGINE = MergeTree ORDER BY n");
+			connection.createStatement().execute("INSERT INTO stdin_probe VALUES (1), (2)");
+			List<Long> rows = new ArrayList<>();
+			ResultSet result = connection.createStatement().executeQuery("SELECT n FROM stdin_probe ORDER BY n");
+			while (result.next()) {
+				rows.add(result.getLong(1));
+			}
+			assertThat(rows).containsExactly(1L, 2L);
+			connection.createStatement().execute("DROP TABLE stdin_probe");
+		}
 	}
 
 }

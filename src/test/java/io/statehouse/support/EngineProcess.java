@@ -46,6 +46,11 @@ public final class EngineProcess implements AutoCloseable {
 		return "jdbc:clickhouse://127.0.0.1:" + this.port + "/" + database + "?compress=false";
 	}
 
+	/** Sends bytes to the engine process's stdin. */
+	public void writeToStandardInput(String text) throws java.io.IOException {
+		this.process.writeToStandardInput(text);
+	}
+
 	/** {@code kill -9} of the engine process. */
 	public void kill() throws InterruptedException {
 		this.process.kill();

@@ -91,6 +91,12 @@ public final class JavaProcess implements AutoCloseable {
 		throw new IllegalStateException("No expected output within " + timeout + ":\n" + output());
 	}
 
+	/** Sends bytes to the child's stdin (and leaves it open). */
+	public void writeToStandardInput(String text) throws IOException {
+		this.process.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
+		this.process.getOutputStream().flush();
+	}
+
 	/** Everything the child printed so far. */
 	public String output() {
 		synchronized (this.output) {

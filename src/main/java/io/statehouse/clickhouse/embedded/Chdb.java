@@ -52,4 +52,17 @@ interface Chdb extends Library {
 
 	void chdb_destroy_query_result(Pointer result);
 
+	/** The C library, for pointing the process's stdin away from the engine. */
+	interface Libc extends Library {
+
+		int O_RDONLY = 0;
+
+		int open(String path, int flags);
+
+		int dup2(int from, int to);
+
+		int close(int fd);
+
+	}
+
 }

@@ -104,9 +104,25 @@ public final class ChdbEngine implements AutoCloseable {
 			// Before any connect: chDB's own SIGSEGV handler would swallow the JVM's implicit null
 			// checks and hang the process.
 			loaded.chdb_set_signal_handlers_enabled(0);
+			detachStandardInput();
 			library = loaded;
 		}
 		return library;
+	}
+
+	/**
+	 * Points the process's stdin at {@code /dev/null}. chDB takes whatever is on fd 0 as extra
+	 * data for every INSERT (chdb-core#239): with anything on it, a plain {@code INSERT ...
+	 * VALUES} fails, or silently inserts rows the application never wrote. The service reads
+	 * nothing from stdin, so the engine must not either.
+	 */
+	private static void detachStandardInput() {
+		Chdb.Libc libc = Native.load("c", Chdb.Libc.class);
+		int devNull = libc.open("/dev/null", Chdb.Libc.O_RDONLY);
+		if (devNull < 0 || libc.dup2(devNull, 0) < 0) {
+			throw new EngineException("Cannot point stdin at /dev/null; chDB would read it as INSERT data");
+		}
+		libc.close(devNull);
 	}
 
 	private Session connect() {
