@@ -179,8 +179,11 @@ public class ChangelogMaterializer {
 	 */
 	private void truncate(Watermark mark) {
 		Instant horizon = mark.now().minus(this.properties.retention());
+		// Only segments that began before the horizon can be entirely older: look at no others,
+		// so that a run does not read the whole retained changelog.
+		long horizonSegment = horizon.getEpochSecond() / Math.max(1, this.properties.segmentDuration().toSeconds());
 		long pending = 0;
-		for (Segment segment : this.repository.segments()) {
+		for (Segment segment : this.repository.segments(horizonSegment)) {
 			if (!segment.lastWrite().isBefore(horizon)) {
 				continue;
 			}

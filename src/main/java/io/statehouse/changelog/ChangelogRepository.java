@@ -63,8 +63,8 @@ interface ChangelogRepository {
 	/** Records that everything up to the cut is in the state table. */
 	void recordWatermark(Cut cut);
 
-	/** The changelog's segments (partitions), oldest first. */
-	List<Segment> segments();
+	/** The changelog's segments (partitions) up to {@code upTo}, oldest first. */
+	List<Segment> segments(long upTo);
 
 	/** Drops a segment: metadata only, never a mutation. */
 	void dropSegment(long segment);

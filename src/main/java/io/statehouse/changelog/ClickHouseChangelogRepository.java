@@ -243,6 +243,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	private static final String SEGMENTS = """
 			SELECT segment, max(_block_number) AS max_block, count() AS rows, max(written_at) AS last_write
 			FROM {changelog}
+			WHERE segment <= :upTo
 			GROUP BY segment
 			ORDER BY segment""";
 
@@ -465,8 +466,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public List<Segment> segments() {
+	public List<Segment> segments(long upTo) {
 		return this.jdbc.sql(this.segments)
+			.param("upTo", upTo)
 			.query((rs, n) -> new Segment(rs.getLong("segment"), rs.getLong("max_block"), rs.getLong("rows"),
 					instant(rs, "last_write")))
 			.list();

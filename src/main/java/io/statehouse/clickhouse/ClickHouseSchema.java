@@ -1,6 +1,7 @@
 package io.statehouse.clickhouse;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 
 import org.apache.commons.logging.Log;
@@ -17,6 +18,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 public class ClickHouseSchema implements InitializingBean {
 
 	private static final Log logger = LogFactory.getLog(ClickHouseSchema.class);
+
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
 	private final JdbcClient jdbc;
 
@@ -51,8 +54,7 @@ public class ClickHouseSchema implements InitializingBean {
 				logger.warn("ClickHouse is not reachable yet (" + ex.getMostSpecificCause().getMessage()
 						+ "); retrying in " + backoff.toMillis() + " ms");
 				Thread.sleep(backoff.toMillis());
-				backoff = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(5)) > 0 ? Duration.ofSeconds(5)
-						: backoff.multipliedBy(2);
+				backoff = Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
 			}
 		}
 	}

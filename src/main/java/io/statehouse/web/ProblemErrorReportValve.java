@@ -1,7 +1,6 @@
 package io.statehouse.web;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
@@ -20,14 +19,10 @@ class ProblemErrorReportValve extends ErrorReportValve {
 		if (status < 400 || response.getContentWritten() > 0 || !response.setErrorReported()) {
 			return;
 		}
-		String kind = (status == 400) ? "invalid-request" : "http-" + status;
-		byte[] body = ("{\"type\":\"" + ApiExceptionHandler.TYPE_PREFIX + kind + "\",\"status\":" + status
-				+ ",\"title\":\"The request was refused before it reached the service\"}")
-			.getBytes(StandardCharsets.UTF_8);
 		try {
-			response.setContentType("application/problem+json");
-			response.setContentLength(body.length);
-			response.getOutputStream().write(body);
+			ProblemDetails.write(response, status, (status == 400) ? "Bad Request" : "Refused",
+					(status == 400) ? "invalid-request" : "http-" + status,
+					"The request was refused before it reached the service.");
 			response.finishResponse();
 		}
 		catch (IOException | IllegalStateException ex) {

@@ -18,7 +18,7 @@ import org.springframework.context.annotation.Configuration;
 class TomcatConfiguration {
 
 	@Bean
-	WebServerFactoryCustomizer<TomcatServletWebServerFactory> encodedSeparatorsReachTheApplication() {
+	WebServerFactoryCustomizer<TomcatServletWebServerFactory> hostilePathsAnswerProblems() {
 		return (factory) -> {
 			factory.addConnectorCustomizers((connector) -> {
 				connector.setEncodedSolidusHandling("passthrough");
@@ -26,6 +26,7 @@ class TomcatConfiguration {
 			});
 			factory.addContextCustomizers((context) -> {
 				if (context.getParent() instanceof StandardHost host) {
+					// Both: the class for a host that creates its valve later, the swap for one that has it.
 					host.setErrorReportValveClass(ProblemErrorReportValve.class.getName());
 					for (Valve valve : host.getPipeline().getValves()) {
 						if (valve instanceof ErrorReportValve && !(valve instanceof ProblemErrorReportValve)) {
