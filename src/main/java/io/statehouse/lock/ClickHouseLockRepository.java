@@ -4,7 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZonedDateTime;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
@@ -17,64 +17,80 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * The {@code locks} table: one row per claim of a slot of a lock. A plain MergeTree whose rows
- * carry {@code _block_number}/{@code _block_offset}: the first committed claim of a slot wins
- * it, and every claimant that reads after its own insert names the same winner — no sleep, no
- * unique constraint. The table's {@code TTL} only collects garbage, days after a lease ended;
- * every read judges expiry itself, so a row the TTL has not reached yet never counts as live.
+ * The {@code lock_claims} table: one row per claim of a slot of a lock. A plain MergeTree whose
+ * rows keep the {@code _block_number} of the INSERT that wrote them: the first committed claim
+ * of a slot wins it, and every claimant that reads after its own insert names the same winner — no sleep,
+ * no unique constraint. ClickHouse stamps each claim as it writes it ({@code written_at}), and
+ * the lease's times and a grant's fencing token derive from that one stamp. The table's
+ * {@code TTL} only collects garbage, days after a lease ended; every read judges expiry itself,
+ * so a row the TTL has not reached yet never counts as live.
  */
 class ClickHouseLockRepository implements LockRepository {
 
-	static final String LOCKS_TABLE = """
+	static final String CLAIMS_TABLE = """
 			CREATE TABLE IF NOT EXISTS %s (
 			    lock_id String,
 			    slot UInt64,
 			    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
-			    token UUID,
-			    fencing UInt64,
-			    owner String,
-			    acquired_at DateTime64(3),
-			    expires_at DateTime64(3),
-			    ttl_ms UInt32,
 			    claim_id UUID,
-			    written_at DateTime64(3) DEFAULT now64(3)
+			    token UUID,
+			    owner String,
+			    ttl_ms UInt32,
+			    fencing_floor UInt64 EPHEMERAL,
+			    written_at DateTime64(6) DEFAULT now64(6),
+			    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
+			    acquired_at DateTime64(3) DEFAULT written_at,
+			    expires_at DateTime64(3) DEFAULT written_at + toIntervalMillisecond(ttl_ms)
 			)
 			ENGINE = MergeTree
 			ORDER BY (lock_id, slot)
 			TTL toDateTime(expires_at) + INTERVAL 2 DAY
-			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1""";
+			SETTINGS enable_block_number_column = 1, fsync_after_insert = 1""";
 
-	private static final String WINNER = "argMin((toString(kind), token, fencing, owner, acquired_at, expires_at, "
-			+ "ttl_ms), (_block_number, _block_offset))";
+	private static final String COLUMNS = "lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, "
+			+ "acquired_at, expires_at, ttl_ms";
+
+	/** A grant: ClickHouse fills in the fencing token and the times. */
+	private static final String GRANT = """
+			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing_floor)
+			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?)""";
+
+	/** A renewal or release: the lease's fencing token and grant time carry over. */
+	private static final String CHANGE = """
+			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
-	 * The latest slot's winner (highest slot, then first committed) and ClickHouse's clock. An
-	 * aggregate without GROUP BY always answers one row: slot 0 when the lock was never taken.
+	 * Every claim of a slot, with its commit order: as few columns as a claimant needs to know
+	 * whether it won and what ClickHouse stamped on its claim (each column read costs this engine).
 	 */
-	private static final String READ = """
-			SELECT argMax((slot, toString(kind), token, fencing, owner, acquired_at, expires_at, ttl_ms),
-			              (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS latest,
-			       now64(3) AS now
-			FROM {locks}
-			WHERE lock_id = :id""";
-
-	private static final String CLAIM = """
-			INSERT INTO {locks} (lock_id, slot, kind, token, fencing, owner, acquired_at, expires_at, ttl_ms, claim_id)
-			VALUES (?, ?, ?, ?, ?, ?, fromUnixTimestamp64Milli(?), fromUnixTimestamp64Milli(?), ?, ?)""";
-
-	private static final String CLAIM_WINNER = """
-			SELECT toString(argMin(claim_id, (_block_number, _block_offset)))
-			FROM {locks}
+	private static final String CLAIMS_OF_SLOT = """
+			SELECT claim_id, fencing, acquired_at, expires_at, _block_number
+			FROM {claims}
 			WHERE lock_id = :id AND slot = :slot""";
 
+	/**
+	 * Every claim of the latest slot, with its commit order, and whether each is a lease still
+	 * running by ClickHouse's clock. Read in the table's order, from the end.
+	 */
+	private static final String CLAIMS_OF_LATEST_SLOT = """
+			SELECT {columns}, _block_number, kind != 'release' AND expires_at > now64(3) AS held
+			FROM {claims}
+			WHERE lock_id = :id
+			ORDER BY slot DESC
+			LIMIT 1 WITH TIES""";
+
 	private static final String LIVE = """
-			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS token, latest.2.3 AS fencing,
-			       latest.2.4 AS owner, latest.2.5 AS acquired_at, latest.2.6 AS expires_at, latest.2.7 AS ttl_ms
+			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
+			       latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
+			       latest.2.8 AS ttl_ms
 			FROM (
-			    SELECT lock_id, argMax((slot, w), slot) AS latest
+			    SELECT lock_id, argMax((slot, winner), slot) AS latest
 			    FROM (
-			        SELECT lock_id, slot, {winner} AS w
-			        FROM {locks}
+			        SELECT lock_id, slot,
+			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
+			                      _block_number) AS winner
+			        FROM {claims}
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after
 			        GROUP BY lock_id, slot
 			    )
@@ -86,56 +102,67 @@ class ClickHouseLockRepository implements LockRepository {
 
 	private final JdbcClient jdbc;
 
-	private final String read;
+	private final String grant;
 
-	private final String claim;
+	private final String change;
 
-	private final String claimWinner;
+	private final String claimsOfSlot;
+
+	private final String claimsOfLatestSlot;
 
 	private final String live;
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema) {
 		this.jdbc = jdbc;
-		String locks = schema.table("locks");
-		this.read = READ.replace("{locks}", locks);
-		this.claim = CLAIM.replace("{locks}", locks);
-		this.claimWinner = CLAIM_WINNER.replace("{locks}", locks);
-		this.live = LIVE.replace("{winner}", WINNER).replace("{locks}", locks);
+		String claims = schema.table("lock_claims");
+		this.grant = GRANT.replace("{claims}", claims);
+		this.change = CHANGE.replace("{claims}", claims);
+		this.claimsOfSlot = CLAIMS_OF_SLOT.replace("{claims}", claims);
+		this.claimsOfLatestSlot = CLAIMS_OF_LATEST_SLOT.replace("{columns}", COLUMNS).replace("{claims}", claims);
+		this.live = LIVE.replace("{claims}", claims);
 	}
 
-	static ClickHouseTable locksTable() {
-		return new ClickHouseTable("locks", LOCKS_TABLE);
+	static ClickHouseTable claimsTable() {
+		return new ClickHouseTable("lock_claims", CLAIMS_TABLE);
 	}
 
 	@Override
 	public LockSnapshot read(String id) {
-		return this.jdbc.sql(this.read).param("id", id).query((rs, n) -> {
-			// One tuple, read as the driver decodes it: a flat row would need a subquery, which
-			// costs this engine more than the aggregate itself.
-			Object[] latest = (Object[]) rs.getObject("latest");
-			long slot = ((Number) latest[0]).longValue();
-			LockRecord record = (slot == 0) ? null : new LockRecord(id, slot,
-					Kind.valueOf(((String) latest[1]).toUpperCase(Locale.ROOT)), (UUID) latest[2],
-					((Number) latest[3]).longValue(), (String) latest[4], ((ZonedDateTime) latest[5]).toInstant(),
-					((ZonedDateTime) latest[6]).toInstant(), Duration.ofMillis(((Number) latest[7]).longValue()));
-			return new LockSnapshot(record, instant(rs, "now"));
-		}).single();
+		return this.jdbc.sql(this.claimsOfLatestSlot)
+			.param("id", id)
+			.query((rs, n) -> new Committed<>(new LockSnapshot(record(rs), rs.getBoolean("held")), rs))
+			.list()
+			.stream()
+			.min(Committed.ORDER)
+			.map(Committed::value)
+			.orElseGet(() -> new LockSnapshot(null, false));
 	}
 
 	@Override
-	public boolean claim(LockRecord claim) {
-		UUID claimId = UUID.randomUUID();
-		this.jdbc.sql(this.claim)
-			.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.token(),
-					claim.fencing(), claim.owner(), claim.acquiredAt().toEpochMilli(), claim.expiresAt().toEpochMilli(),
-					claim.ttl().toMillis(), claimId)
-			.update();
-		String winner = this.jdbc.sql(this.claimWinner)
+	public @Nullable LockRecord claim(Claim claim) {
+		if (claim.kind() == Kind.ACQUIRE) {
+			this.jdbc.sql(this.grant)
+				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.ttl().toMillis(),
+						claim.fencing())
+				.update();
+		}
+		else {
+			this.jdbc.sql(this.change)
+				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
+						claim.token(), claim.owner(), claim.ttl().toMillis(), claim.fencing(),
+						// An integer is a DateTime64(3)'s count of ms since the epoch, whatever the timezone.
+						claim.acquiredAt().toEpochMilli())
+				.update();
+		}
+		Committed<LockRecord> winner = this.jdbc.sql(this.claimsOfSlot)
 			.param("id", claim.id())
 			.param("slot", claim.slot())
-			.query(String.class)
-			.single();
-		return claimId.toString().equals(winner);
+			.query((rs, n) -> new Committed<>(claimed(claim, rs), rs))
+			.list()
+			.stream()
+			.min(Committed.ORDER)
+			.orElseThrow(() -> new IllegalStateException("A claim of " + claim.id() + " was not read back"));
+		return winner.value().claimId().equals(claim.claimId()) ? winner.value() : null;
 	}
 
 	@Override
@@ -150,13 +177,37 @@ class ClickHouseLockRepository implements LockRepository {
 
 	private static LockRecord record(ResultSet rs) throws SQLException {
 		return new LockRecord(rs.getString("lock_id"), rs.getLong("slot"),
-				Kind.valueOf(rs.getString("kind").toUpperCase(Locale.ROOT)), UUID.fromString(rs.getString("token")),
+				Kind.valueOf(rs.getString("kind").toUpperCase(Locale.ROOT)), uuid(rs, "claim_id"), uuid(rs, "token"),
 				rs.getLong("fencing"), rs.getString("owner"), instant(rs, "acquired_at"), instant(rs, "expires_at"),
 				Duration.ofMillis(rs.getLong("ttl_ms")));
 	}
 
+	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
+	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
+		return new LockRecord(claim.id(), claim.slot(), claim.kind(), uuid(rs, "claim_id"), claim.token(),
+				rs.getLong("fencing"), claim.owner(), instant(rs, "acquired_at"), instant(rs, "expires_at"), claim.ttl());
+	}
+
+	private static UUID uuid(ResultSet rs, String column) throws SQLException {
+		return UUID.fromString(rs.getString(column));
+	}
+
 	private static Instant instant(ResultSet rs, String column) throws SQLException {
 		return rs.getTimestamp(column).toInstant();
+	}
+
+	/**
+	 * A row with its place in commit order: the first committed claim of a slot wins it. Each
+	 * claim is an INSERT of its own, so its block number alone orders it.
+	 */
+	private record Committed<T>(T value, long block) {
+
+		static final Comparator<Committed<?>> ORDER = Comparator.comparingLong(Committed::block);
+
+		Committed(T value, ResultSet rs) throws SQLException {
+			this(value, rs.getLong("_block_number"));
+		}
+
 	}
 
 }

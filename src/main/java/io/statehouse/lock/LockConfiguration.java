@@ -7,13 +7,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-/** The locks table and its repository. */
+/** The lock claims table and its repository. */
 @Configuration(proxyBeanMethods = false)
 class LockConfiguration {
 
 	@Bean
-	ClickHouseTable locksTable() {
-		return ClickHouseLockRepository.locksTable();
+	ClickHouseTable lockClaimsTable() {
+		return ClickHouseLockRepository.claimsTable();
 	}
 
 	@Bean

@@ -5,20 +5,21 @@ import java.time.Instant;
 import java.util.UUID;
 
 /**
- * The winning claim of a lock's latest slot: what the lock is now.
+ * The claim that won a slot of a lock: what the lock became with that change.
  *
  * @param id the lock id
  * @param slot the slot this change won (grants, renewals and releases count alike)
  * @param kind what the change was
+ * @param claimId which claim won: every claim carries a new one
  * @param token the lease's token
  * @param fencing the lease's fencing token
  * @param owner the lease's owner
  * @param acquiredAt when the lease was granted
  * @param expiresAt when the lease lapses (for a release: when it was released)
- * @param ttl how long the lease runs from a grant or a renewal
+ * @param ttl how long the lease runs from a grant or a renewal (zero for a release)
  */
-record LockRecord(String id, long slot, Kind kind, UUID token, long fencing, String owner, Instant acquiredAt,
-		Instant expiresAt, Duration ttl) {
+record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, long fencing, String owner,
+		Instant acquiredAt, Instant expiresAt, Duration ttl) {
 
 	enum Kind {
 
@@ -26,9 +27,8 @@ record LockRecord(String id, long slot, Kind kind, UUID token, long fencing, Str
 
 	}
 
-	/** Whether this is a lease that has not been released and has not lapsed at {@code now}. */
-	boolean isLiveAt(Instant now) {
-		return this.kind != Kind.RELEASE && this.expiresAt.isAfter(now);
+	boolean isLease() {
+		return this.kind != Kind.RELEASE;
 	}
 
 	Lease lease() {

@@ -7,14 +7,14 @@ import org.jspecify.annotations.Nullable;
 /** Where locks live: claims of slots, decided by commit order. */
 interface LockRepository {
 
-	/** The lock as it is now, with ClickHouse's clock. */
+	/** The lock as it is now, judged by ClickHouse's clock. */
 	LockSnapshot read(String id);
 
 	/**
-	 * Appends a claim of {@code claim.slot()} and reads back who won that slot.
-	 * @return whether this claim was the first committed
+	 * Appends a claim and reads back who won its slot: the first committed claim of it.
+	 * @return what the lock became, if this claim won; {@code null} if another won first
 	 */
-	boolean claim(LockRecord claim);
+	@Nullable LockRecord claim(Claim claim);
 
 	/** Live locks in id order, after {@code after}. */
 	List<LockRecord> live(String prefix, @Nullable String after, int limit);

@@ -1,8 +1,6 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -10,7 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
-import io.statehouse.lock.LockRecord.Kind;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
@@ -22,9 +21,13 @@ import org.springframework.stereotype.Service;
  * <p>Every change of a lock — grant, renewal, release — claims the next slot of that id, and
  * the first committed claim wins (see {@link ClickHouseLockRepository}). So a renewal racing an
  * acquisition after expiry is decided like two acquisitions: exactly one wins, and the loser
- * looks again. Expiry is judged by ClickHouse's clock, the same for every instance. A grant's
- * fencing token is {@code max(previous + 1, ClickHouse's time in µs)}: strictly increasing, and
- * still increasing after the table's TTL collected an id's old rows.
+ * looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
+ *
+ * <p>Each instance remembers the latest slot it won per id. A slot's winner never changes, so
+ * when that is a release, the next grant can claim the following slot without reading first,
+ * and when it is a caller's grant, so can its release: if another claim got there first, this
+ * one loses the slot, and the change is decided again from a fresh read. Uncontended, a grant
+ * and a release are an insert and a read-back each.
  */
 @Service
 public class LockService {
@@ -34,6 +37,16 @@ public class LockService {
 	private static final long MAX_BACKOFF_MILLIS = 50;
 
 	private final LockRepository repository;
+
+	/**
+	 * The latest slot this instance won, per id. Entries are written moments after their row and
+	 * forgotten within an hour, long before the table's TTL could remove the row: so the slot
+	 * after a remembered one is never a slot ClickHouse has already forgotten.
+	 */
+	private final Cache<String, LockRecord> claimed = Caffeine.newBuilder()
+		.maximumSize(100_000)
+		.expireAfterWrite(Duration.ofHours(1))
+		.build();
 
 	/** Wakes waiters of this instance when it releases a lock; other instances' are polled. */
 	private final Object released = new Object();
@@ -90,20 +103,25 @@ public class LockService {
 	 * @throws LockHeldException if it is held and no time is left
 	 */
 	private @Nullable Lease tryAcquire(String id, String owner, Duration ttl, long remainingNanos) {
+		LockRecord previous = this.claimed.getIfPresent(id);
+		boolean free = previous != null && !previous.isLease();
 		while (true) {
-			LockSnapshot lock = this.repository.read(id);
-			LockRecord holder = lock.live();
-			if (holder != null) {
-				if (remainingNanos <= 0) {
-					throw new LockHeldException(holder.lease());
+			if (!free) {
+				LockSnapshot lock = this.repository.read(id);
+				LockRecord holder = lock.holder();
+				if (holder != null) {
+					if (remainingNanos <= 0) {
+						throw new LockHeldException(holder.lease());
+					}
+					return null;
 				}
-				return null;
+				previous = lock.latest();
 			}
-			LockRecord grant = new LockRecord(id, lock.slot() + 1, Kind.ACQUIRE, UUID.randomUUID(),
-					nextFencing(lock), owner, lock.now(), lock.now().plus(ttl), ttl);
-			if (this.repository.claim(grant)) {
-				return grant.lease();
+			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl));
+			if (granted != null) {
+				return granted.lease();
 			}
+			free = false;
 		}
 	}
 
@@ -113,13 +131,10 @@ public class LockService {
 	 */
 	public Lease renew(String id, UUID token, @Nullable Duration ttl) {
 		while (true) {
-			LockSnapshot lock = this.repository.read(id);
-			LockRecord holder = holderOrConflict(id, lock, token);
-			Duration extension = (ttl != null) ? ttl : holder.ttl();
-			LockRecord renewal = new LockRecord(id, lock.slot() + 1, Kind.RENEW, token, holder.fencing(),
-					holder.owner(), holder.acquiredAt(), lock.now().plus(extension), extension);
-			if (this.repository.claim(renewal)) {
-				return renewal.lease();
+			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
+			LockRecord renewed = claim(Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()));
+			if (renewed != null) {
+				return renewed.lease();
 			}
 		}
 	}
@@ -130,29 +145,49 @@ public class LockService {
 	 * @throws LockConflictException when the token does not hold it
 	 */
 	public void release(String id, @Nullable UUID token, boolean force) {
+		LockRecord holder = force ? null : this.claimed.getIfPresent(id);
+		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
 		while (true) {
-			LockSnapshot lock = this.repository.read(id);
-			LockRecord holder = lock.live();
-			if (holder == null) {
-				throw LockNotFoundException.forId(id);
+			if (!granted) {
+				holder = this.repository.read(id).holder();
+				if (holder == null) {
+					throw LockNotFoundException.forId(id);
+				}
+				if (!force && !holder.token().equals(token)) {
+					throw LockConflictException.notHolder(id);
+				}
 			}
-			if (!force && !holder.token().equals(token)) {
-				throw LockConflictException.notHolder(id);
-			}
-			LockRecord release = new LockRecord(id, lock.slot() + 1, Kind.RELEASE, holder.token(), holder.fencing(),
-					holder.owner(), holder.acquiredAt(), lock.now(), holder.ttl());
-			if (this.repository.claim(release)) {
+			LockRecord release = claim(Claim.release(holder));
+			if (release != null) {
 				synchronized (this.released) {
 					this.released.notifyAll();
 				}
+				if (release.expiresAt().isAfter(holder.expiresAt())) {
+					// Released unread, after the lease had lapsed: it ended on its own.
+					throw LockNotFoundException.forId(id);
+				}
 				return;
 			}
+			granted = false;
 		}
+	}
+
+	/** Claims a slot, and remembers what this instance won; forgets the id when it lost. */
+	private @Nullable LockRecord claim(Claim claim) {
+		LockRecord won = this.repository.claim(claim);
+		if (won != null) {
+			// Claims of this instance may finish out of order: remember the latest slot.
+			this.claimed.asMap().merge(claim.id(), won, (known, latest) -> (latest.slot() > known.slot()) ? latest : known);
+		}
+		else {
+			this.claimed.invalidate(claim.id());
+		}
+		return won;
 	}
 
 	/** The live lease on an id. */
 	public Lease get(String id) {
-		LockRecord holder = this.repository.read(id).live();
+		LockRecord holder = this.repository.read(id).holder();
 		if (holder == null) {
 			throw LockNotFoundException.forId(id);
 		}
@@ -186,17 +221,11 @@ public class LockService {
 	}
 
 	private static LockRecord holderOrConflict(String id, LockSnapshot lock, UUID token) {
-		LockRecord holder = lock.live();
+		LockRecord holder = lock.holder();
 		if (holder == null || !holder.token().equals(token)) {
 			throw LockConflictException.notHolder(id);
 		}
 		return holder;
-	}
-
-	private static long nextFencing(LockSnapshot lock) {
-		long previous = (lock.latest() != null) ? lock.latest().fencing() : 0;
-		long clock = ChronoUnit.MICROS.between(Instant.EPOCH, lock.now());
-		return Math.max(previous + 1, clock);
 	}
 
 }

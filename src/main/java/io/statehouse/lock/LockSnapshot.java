@@ -1,24 +1,18 @@
 package io.statehouse.lock;
 
-import java.time.Instant;
-
 import org.jspecify.annotations.Nullable;
 
 /**
- * A lock as read, with ClickHouse's clock at the moment of reading: every instance judges
- * expiry by that one clock.
+ * A lock as read: its latest change, and whether that is a lease still running by ClickHouse's
+ * clock at the moment of reading — every instance judges expiry by that one clock.
  *
  * @param latest the latest slot's winner, {@code null} if the lock was never taken
- * @param now ClickHouse's time when it was read
+ * @param held whether {@code latest} is a lease that has not lapsed
  */
-record LockSnapshot(@Nullable LockRecord latest, Instant now) {
+record LockSnapshot(@Nullable LockRecord latest, boolean held) {
 
-	long slot() {
-		return (this.latest != null) ? this.latest.slot() : 0;
-	}
-
-	@Nullable LockRecord live() {
-		return (this.latest != null && this.latest.isLiveAt(this.now)) ? this.latest : null;
+	@Nullable LockRecord holder() {
+		return this.held ? this.latest : null;
 	}
 
 }

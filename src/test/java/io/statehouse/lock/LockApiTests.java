@@ -9,6 +9,7 @@ import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -118,6 +119,20 @@ class LockApiTests {
 		assertThat(this.client.get("/states/lock:expiry").body()).isEqualTo("{\"by\":\"run-1\"}");
 		assertThat(this.client.put("/states/lock:expiry", "{\"by\":\"run-2\"}", "Lock-Token", token(second)).status())
 			.isEqualTo(200);
+	}
+
+	@Test
+	void aLeaseThatLapsedIsNoLongerItsHoldersToRelease() {
+		Response lapsing = acquire("lock:lapsed", "run-1", 1, 0);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> this.client.get("/locks/lock:lapsed").status() == 404);
+		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", token(lapsing)).status()).isEqualTo(404);
+		Response next = acquire("lock:lapsed", "run-2", 30, 0);
+		assertThat(next.json().get("fencingToken").asLong())
+			.isGreaterThan(lapsing.json().get("fencingToken").asLong());
+		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", token(lapsing)).status()).isEqualTo(409);
+		assertThat(this.client.get("/locks/lock:lapsed").json().get("owner").asString()).isEqualTo("run-2");
 	}
 
 	@Test

@@ -120,6 +120,29 @@ class MultiInstanceLockTests {
 		clients = List.of(client, StatehouseClient.forPort(second.port()));
 	}
 
+	@Test
+	void whatAnInstanceRemembersOfItsOwnChangesNeverHidesAnotherInstancesChange() {
+		StatehouseClient a = clients.get(0);
+		StatehouseClient b = clients.get(1);
+		String id = "remembered:stale";
+		// a's last change of the id is a release: free, as far as a knows — but b takes it.
+		String released = acquire(a, id, "run-1").json().get("token").asString();
+		assertThat(a.delete("/locks/" + id, "Lock-Token", released).status()).isEqualTo(204);
+		String taken = acquire(b, id, "run-2").json().get("token").asString();
+		Response refused = a.send("POST", "/locks/" + id, "application/json",
+				"{\"owner\":\"run-3\",\"waitSeconds\":0}".getBytes());
+		assertThat(refused.status()).as("%s", refused).isEqualTo(423);
+		assertThat(refused.json().at("/holder/owner").asString()).isEqualTo("run-2");
+		assertThat(b.delete("/locks/" + id, "Lock-Token", taken).status()).isEqualTo(204);
+		// a's last change is its own grant — but b force-releases it and grants it again.
+		String mine = acquire(a, id, "run-3").json().get("token").asString();
+		assertThat(b.delete("/locks/" + id + "?force=true").status()).isEqualTo(204);
+		String theirs = acquire(b, id, "run-4").json().get("token").asString();
+		assertThat(a.delete("/locks/" + id, "Lock-Token", mine).status()).isEqualTo(409);
+		assertThat(a.get("/locks/" + id).json().get("owner").asString()).isEqualTo("run-4");
+		assertThat(b.delete("/locks/" + id, "Lock-Token", theirs).status()).isEqualTo(204);
+	}
+
 	private static long grantAndRelease(StatehouseClient client, String id) {
 		Response granted = acquire(client, id, "restarts");
 		assertThat(client.delete("/locks/" + id, "Lock-Token", granted.json().get("token").asString()).status())

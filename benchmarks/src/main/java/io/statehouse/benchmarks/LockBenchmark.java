@@ -36,6 +36,7 @@ public final class LockBenchmark {
 
 	public static void main(String[] args) throws Exception {
 		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 10));
+		Duration warmup = Duration.ofSeconds(Integer.getInteger("warmup", 5));
 		int seedRounds = Integer.getInteger("seedRounds", 5);
 		try (Service service = Service.start(32)) {
 			CloseableHttpClient http = service.http;
@@ -48,7 +49,7 @@ public final class LockBenchmark {
 				String token = acquire(http, base, "bench:uncontended", 0);
 				release(http, base, "bench:uncontended", token);
 			};
-			Load.Result statehouse = Load.run("Statehouse acquire + release", 1, Duration.ofSeconds(1), measure, ours);
+			Load.Result statehouse = Load.run("Statehouse acquire + release", 1, warmup, measure, ours);
 			List<Long> seedTimes = new ArrayList<>();
 			for (int i = 0; i < seedRounds; i++) {
 				long began = System.nanoTime();
@@ -70,7 +71,7 @@ public final class LockBenchmark {
 				handOffs.incrementAndGet();
 				release(http, base, "bench:contended", token);
 			};
-			Load.Result result = Load.run("8 workers on one id: acquire + release", 8, Duration.ofSeconds(1), measure,
+			Load.Result result = Load.run("8 workers on one id: acquire + release", 8, warmup, measure,
 					contended);
 			System.out.println("  " + result);
 			System.out.printf("Contended: %.1f hand-offs per second with 8 workers on one id%n", result.perSecond());

@@ -256,6 +256,10 @@ public final class ChdbEngine implements AutoCloseable {
 		 * request (chDB would run them all), and writes in a read-only request.
 		 */
 		private @Nullable Result refuse(Statement statement) {
+			if (!statement.readOnly() && !contains(statement.sql(), (byte) ';')) {
+				// Without a semicolon it is one statement: no need to pay for parsing it twice.
+				return null;
+			}
 			int[] analysis = { 16, 0, 0, 0 };
 			ChdbEngine.this.chdb.chdb_classify_query_n(connection(), statement.sql(), statement.sql().length, null, 0,
 					analysis);
@@ -382,6 +386,15 @@ public final class ChdbEngine implements AutoCloseable {
 					chdb.chdb_result_bytes_written(result), elapsedNanos, 0, null);
 		}
 
+	}
+
+	private static boolean contains(byte[] bytes, byte wanted) {
+		for (byte b : bytes) {
+			if (b == wanted) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static Pointer copy(byte[] bytes) {
