@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.UUID;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
@@ -24,6 +25,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * the lease's times and a grant's fencing token derive from that one stamp. The table's
  * {@code TTL} only collects garbage, days after a lease ended; every read judges expiry itself,
  * so a row the TTL has not reached yet never counts as live.
+ *
+ * <p>Commit order and block order agree only on a single, non-replicated MergeTree. On a
+ * replicated table block numbers are allocated in Keeper before the part commits, so there a
+ * claim must carry {@code insert_deduplication_token = '<id>:<slot>'} (Keeper-backed, within
+ * the deduplication window) and reads need {@code select_sequential_consistency = 1}.
  */
 class ClickHouseLockRepository implements LockRepository {
 
@@ -151,7 +157,8 @@ class ClickHouseLockRepository implements LockRepository {
 				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
 						claim.token(), claim.owner(), claim.ttl().toMillis(), claim.fencing(),
 						// An integer is a DateTime64(3)'s count of ms since the epoch, whatever the timezone.
-						claim.acquiredAt().toEpochMilli())
+						Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")
+							.toEpochMilli())
 				.update();
 		}
 		Committed<LockRecord> winner = this.jdbc.sql(this.claimsOfSlot)
