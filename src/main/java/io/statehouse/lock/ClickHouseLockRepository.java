@@ -145,7 +145,7 @@ class ClickHouseLockRepository implements LockRepository {
 	}
 
 	@Override
-	public @Nullable LockRecord claim(Claim claim) {
+	public void append(Claim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.grant)
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.ttl().toMillis(),
@@ -161,15 +161,18 @@ class ClickHouseLockRepository implements LockRepository {
 							.toEpochMilli())
 				.update();
 		}
-		Committed<LockRecord> winner = this.jdbc.sql(this.claimsOfSlot)
+	}
+
+	@Override
+	public Outcome readBack(Claim claim) {
+		List<Committed<LockRecord>> claims = this.jdbc.sql(this.claimsOfSlot)
 			.param("id", claim.id())
 			.param("slot", claim.slot())
 			.query((rs, n) -> new Committed<>(claimed(claim, rs), rs))
-			.list()
-			.stream()
-			.min(Committed.ORDER)
-			.orElseThrow(() -> new IllegalStateException("A claim of " + claim.id() + " was not read back"));
-		return winner.value().claimId().equals(claim.claimId()) ? winner.value() : null;
+			.list();
+		boolean written = claims.stream().anyMatch((committed) -> committed.value().claimId().equals(claim.claimId()));
+		LockRecord first = claims.stream().min(Committed.ORDER).map(Committed::value).orElse(null);
+		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
 	}
 
 	@Override

@@ -10,13 +10,23 @@ interface LockRepository {
 	/** The lock as it is now, judged by ClickHouse's clock. */
 	LockSnapshot read(String id);
 
-	/**
-	 * Appends a claim and reads back who won its slot: the first committed claim of it.
-	 * @return what the lock became, if this claim won; {@code null} if another won first
-	 */
-	@Nullable LockRecord claim(Claim claim);
+	/** Appends a claim of its slot. */
+	void append(Claim claim);
+
+	/** Reads back the claims of {@code claim}'s slot: the first committed wins it. */
+	Outcome readBack(Claim claim);
 
 	/** Live locks in id order, after {@code after}. */
 	List<LockRecord> live(String prefix, @Nullable String after, int limit);
+
+	/**
+	 * What a read-back found of a claim.
+	 *
+	 * @param written whether the claim is among its slot's claims
+	 * @param won what the lock became, if the claim was the first committed
+	 */
+	record Outcome(boolean written, @Nullable LockRecord won) {
+
+	}
 
 }

@@ -10,9 +10,11 @@ import java.util.concurrent.TimeUnit;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.statehouse.lock.LockRepository.Outcome;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.stereotype.Service;
 
 /**
@@ -35,6 +37,9 @@ public class LockService {
 	private static final long FIRST_BACKOFF_MILLIS = 5;
 
 	private static final long MAX_BACKOFF_MILLIS = 50;
+
+	/** How long a claim's outcome is sought while ClickHouse does not answer. */
+	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
 	private final LockRepository repository;
 
@@ -172,9 +177,28 @@ public class LockService {
 		}
 	}
 
-	/** Claims a slot, and remembers what this instance won; forgets the id when it lost. */
+	/**
+	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
+	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
+	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
+	 * {@link #READ_BACK_PATIENCE}), so that no grant is made that nobody knows the token of.
+	 */
 	private @Nullable LockRecord claim(Claim claim) {
-		LockRecord won = this.repository.claim(claim);
+		DataAccessException unanswered = null;
+		try {
+			this.repository.append(claim);
+		}
+		catch (DataAccessException ex) {
+			unanswered = ex;
+		}
+		Outcome outcome = readBack(claim);
+		if (!outcome.written()) {
+			if (unanswered != null) {
+				throw unanswered;
+			}
+			throw new IllegalStateException("A claim of " + claim.id() + " was not read back after its INSERT");
+		}
+		LockRecord won = outcome.won();
 		if (won != null) {
 			// Claims of this instance may finish out of order: remember the latest slot.
 			this.claimed.asMap().merge(claim.id(), won, (known, latest) -> (latest.slot() > known.slot()) ? latest : known);
@@ -183,6 +207,29 @@ public class LockService {
 			this.claimed.invalidate(claim.id());
 		}
 		return won;
+	}
+
+	private Outcome readBack(Claim claim) {
+		long deadline = System.nanoTime() + READ_BACK_PATIENCE.toNanos();
+		long pause = FIRST_BACKOFF_MILLIS;
+		while (true) {
+			try {
+				return this.repository.readBack(claim);
+			}
+			catch (DataAccessException ex) {
+				if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) > deadline) {
+					throw ex;
+				}
+				try {
+					Thread.sleep(pause);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					throw ex;
+				}
+				pause = Math.min(pause * 2, 1000);
+			}
+		}
 	}
 
 	/** The live lease on an id. */
