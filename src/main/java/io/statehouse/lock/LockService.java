@@ -41,6 +41,8 @@ public class LockService {
 	/** How long a claim's outcome is sought while ClickHouse does not answer. */
 	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
+	private static final long MAX_READ_BACK_PAUSE_MILLIS = 1000;
+
 	private final LockRepository repository;
 
 	/**
@@ -168,7 +170,8 @@ public class LockService {
 					this.released.notifyAll();
 				}
 				if (release.expiresAt().isAfter(holder.expiresAt())) {
-					// Released unread, after the lease had lapsed: it ended on its own.
+					// Written after the lease had lapsed (it was remembered, or lapsed since the
+					// read): it had ended on its own, as a read now would say.
 					throw LockNotFoundException.forId(id);
 				}
 				return;
@@ -227,7 +230,7 @@ public class LockService {
 					Thread.currentThread().interrupt();
 					throw ex;
 				}
-				pause = Math.min(pause * 2, 1000);
+				pause = Math.min(pause * 2, MAX_READ_BACK_PAUSE_MILLIS);
 			}
 		}
 	}
