@@ -63,6 +63,36 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 		};
 	}
 
+	/**
+	 * Stopped with statements running, the engine waits for them and stops chDB before the
+	 * process exits: exiting with the engine running can crash in chDB's teardown (SIGSEGV).
+	 */
+	@Test
+	void stopsCleanlyWithStatementsRunning() throws Exception {
+		EngineProcess stopping = EngineProcess.start(Files.createTempDirectory("statehouse-stop").resolve("clickhouse"),
+				0);
+		List<Thread> running = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			Thread statement = new Thread(() -> {
+				try (Connection connection = DriverManager.getConnection(stopping.jdbcUrl("default"), "default", "")) {
+					connection.createStatement().executeQuery("SELECT sleepEachRow(0.5) FROM numbers(4)");
+				}
+				catch (Exception ex) {
+					// The connection closes under it: what matters is how the engine exits.
+				}
+			});
+			statement.start();
+			running.add(statement);
+		}
+		Thread.sleep(500);
+		EngineProcess.Exit exit = stopping.stop();
+		for (Thread statement : running) {
+			statement.join(10_000);
+		}
+		assertThat(exit.output()).doesNotContain("fatal error");
+		assertThat(exit.code()).as(exit.output()).isEqualTo(143);
+	}
+
 	/** chDB reads the host's stdin as INSERT data (chdb-core#239) unless the engine detaches it. */
 	@Test
 	void insertsIgnoreWhateverIsOnTheProcessStandardInput() throws Exception {

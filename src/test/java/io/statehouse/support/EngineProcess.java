@@ -61,4 +61,14 @@ public final class EngineProcess implements AutoCloseable {
 		this.process.close();
 	}
 
+	/** Stops the engine as an operator does ({@code SIGTERM}) and says how it exited. */
+	public Exit stop() throws InterruptedException {
+		this.process.close();
+		return new Exit(this.process.exitValue(), this.process.output());
+	}
+
+	public record Exit(int code, String output) {
+
+	}
+
 }

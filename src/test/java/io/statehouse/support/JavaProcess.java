@@ -122,4 +122,9 @@ public final class JavaProcess implements AutoCloseable {
 		}
 	}
 
+	/** The exit code of the child, once it has exited. */
+	public int exitValue() {
+		return this.process.exitValue();
+	}
+
 }

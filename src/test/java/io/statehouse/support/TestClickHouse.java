@@ -33,6 +33,10 @@ public final class TestClickHouse implements ApplicationContextInitializer<Confi
 			try {
 				embedded = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
 						Files.createTempDirectory("statehouse-tests").resolve("clickhouse"), 0, 8);
+				// Stop the engine before the JVM exits: chDB's teardown can crash under its own
+				// still-running background threads.
+				EmbeddedClickHouse started = embedded;
+				Runtime.getRuntime().addShutdownHook(new Thread(started::close, "test-clickhouse-shutdown"));
 			}
 			catch (IOException ex) {
 				throw new UncheckedIOException(ex);

@@ -3,12 +3,14 @@ package io.statehouse.clickhouse.embedded;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -40,6 +42,8 @@ public final class ChdbEngine implements AutoCloseable {
 
 	private static final int QUERY_CLASS_READ_ONLY = 0;
 
+	private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
 	private static final Pattern ERROR_CODE = Pattern.compile("Code: (\\d+)\\.");
 
 	private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -53,6 +57,8 @@ public final class ChdbEngine implements AutoCloseable {
 	private final List<Session> sessions = new ArrayList<>();
 
 	private final BlockingQueue<Session> idle;
+
+	private volatile boolean closed;
 
 	private ChdbEngine(Chdb chdb, Path dataDirectory, int sessionCount) {
 		this.chdb = chdb;
@@ -159,8 +165,12 @@ public final class ChdbEngine implements AutoCloseable {
 	 * @return the result; engine errors are reported in it, not thrown
 	 */
 	public Result execute(Statement statement) throws InterruptedException {
-		Session session = this.idle.take();
+		Session session;
+		while ((session = this.idle.poll(100, TimeUnit.MILLISECONDS)) == null) {
+			refuseIfClosed();
+		}
 		try {
+			refuseIfClosed();
 			return session.execute(statement);
 		}
 		finally {
@@ -168,13 +178,34 @@ public final class ChdbEngine implements AutoCloseable {
 		}
 	}
 
+	private void refuseIfClosed() {
+		if (this.closed) {
+			throw new EngineException("The embedded engine is closed");
+		}
+	}
+
+	/**
+	 * Closes every session once its statement is done (waiting up to {@link #CLOSE_TIMEOUT}),
+	 * which stops the engine and its background threads: a process that exits with the engine
+	 * still running can crash in chDB's own teardown. A session whose statement does not finish
+	 * in time is left open rather than pulled from under it.
+	 */
 	@Override
 	public void close() {
-		for (Session session : this.sessions) {
-			this.chdb.chdb_close_conn(session.handle);
+		this.closed = true;
+		long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
+		try {
+			for (int open = this.sessions.size(); open > 0; open--) {
+				Session session = this.idle.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+				if (session == null) {
+					return;
+				}
+				this.chdb.chdb_close_conn(session.handle);
+			}
 		}
-		this.sessions.clear();
-		this.idle.clear();
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/**
