@@ -41,15 +41,20 @@ public final class LockBenchmark {
 		try (Service service = Service.start(32)) {
 			CloseableHttpClient http = service.http;
 			String base = service.baseUrl;
-			SeedLock seed = new SeedLock(JdbcClient.create(service.bean(DataSource.class)),
+			JdbcClient jdbc = JdbcClient.create(service.bean(DataSource.class));
+			SeedLock seed = new SeedLock(jdbc,
 					service.bean(ClickHouseSchema.class).table("seed_state_lock"));
 
 			System.out.println("Locks on the embedded engine");
+			AtomicLong pairs = new AtomicLong();
 			Load.Operation ours = (caller, n) -> {
 				String token = acquire(http, base, "bench:uncontended", 0);
 				release(http, base, "bench:uncontended", token);
+				pairs.incrementAndGet();
 			};
+			Statements before = Statements.count(jdbc);
 			Load.Result statehouse = Load.run("Statehouse acquire + release", 1, warmup, measure, ours);
+			Statements statements = Statements.count(jdbc).minus(before);
 			List<Long> seedTimes = new ArrayList<>();
 			for (int i = 0; i < seedRounds; i++) {
 				long began = System.nanoTime();
@@ -64,6 +69,8 @@ public final class LockBenchmark {
 					seedRounds, seedP50, seedTimes.get(seedTimes.size() - 1) / 1e6);
 			System.out.printf("Uncontended acquire + release: Statehouse is %.0fx faster than the seed (p50 %.1f ms vs %.0f ms)%n",
 					seedP50 / statehouse.p50Millis(), statehouse.p50Millis(), seedP50);
+			System.out.printf("  ClickHouse statements per acquire + release: %.2f (%.2f INSERTs; %d pairs)%n",
+					statements.queries() / (double) pairs.get(), statements.inserts() / (double) pairs.get(), pairs.get());
 
 			AtomicLong handOffs = new AtomicLong();
 			Load.Operation contended = (caller, n) -> {
@@ -100,6 +107,24 @@ public final class LockBenchmark {
 			}
 			return null;
 		});
+	}
+
+	/**
+	 * Statements the engine ran, from {@code system.events} (one of them is this count's own
+	 * query, and the materializer may add one every 10 s: noise next to hundreds of pairs).
+	 */
+	record Statements(long queries, long inserts) {
+
+		static Statements count(JdbcClient jdbc) {
+			return jdbc.sql("SELECT sumIf(value, event = 'Query'), sumIf(value, event = 'InsertQuery') FROM system.events")
+				.query((rs, n) -> new Statements(rs.getLong(1), rs.getLong(2)))
+				.single();
+		}
+
+		Statements minus(Statements earlier) {
+			return new Statements(this.queries - earlier.queries - 1, this.inserts - earlier.inserts);
+		}
+
 	}
 
 	/**
