@@ -20,11 +20,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 /**
  * The {@code lock_claims} table: one row per claim of a slot of a lock. A plain MergeTree whose
  * rows keep the {@code _block_number} of the INSERT that wrote them: the first committed claim
- * of a slot wins it, and every claimant that reads after its own insert names the same winner — no sleep,
- * no unique constraint. ClickHouse stamps each claim as it writes it ({@code written_at}), and
- * the lease's times and a grant's fencing token derive from that one stamp. The table's
- * {@code TTL} only collects garbage, days after a lease ended; every read judges expiry itself,
- * so a row the TTL has not reached yet never counts as live.
+ * of a slot wins it, and every claimant that reads after its own insert names the same winner
+ * — no sleep, no unique constraint. ClickHouse stamps each claim as it writes it
+ * ({@code written_at}), and the lease's times and a grant's fencing token derive from that one
+ * stamp. The table's {@code TTL} only collects garbage, days after a lease ended; every read
+ * judges expiry itself, so a row the TTL has not reached yet never counts as live.
  *
  * <p>Commit order and block order agree only on a single, non-replicated MergeTree. On a
  * replicated table block numbers are allocated in Keeper before the part commits, so there a
