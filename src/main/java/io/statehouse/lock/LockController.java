@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 
 import io.statehouse.web.Cursors;
+import io.statehouse.web.Ids;
 import io.statehouse.web.InvalidRequestException;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
@@ -41,9 +42,6 @@ import org.springframework.web.bind.annotation.RestController;
 		+ "each other")
 class LockController {
 
-	/** The same alphabet as state ids: a pipeline locks the id of its state. */
-	static final String ID = "[A-Za-z0-9._:\\-@=+,~]{1,255}";
-
 	static final String LOCK_TOKEN = "Lock-Token";
 
 	private static final int MAX_PAGE_SIZE = 1000;
@@ -64,7 +62,7 @@ class LockController {
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = ID) String id,
+	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Valid @RequestBody AcquireRequest request) throws InterruptedException {
 		Lease lease = this.locks.acquire(id, request.owner(), Duration.ofSeconds(request.ttlOrDefault()),
 				Duration.ofSeconds(request.waitOrDefault()));
@@ -79,7 +77,7 @@ class LockController {
 	@ApiResponse(responseCode = "200", description = "Renewed")
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	GrantResponse renew(@PathVariable @Pattern(regexp = ID) String id,
+	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Parameter(description = "The lease's token") @RequestHeader(LOCK_TOKEN) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
@@ -96,7 +94,7 @@ class LockController {
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = ID) String id,
+	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Parameter(description = "The lease's token") @RequestHeader(name = LOCK_TOKEN,
 					required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
@@ -112,13 +110,13 @@ class LockController {
 	@ApiResponse(responseCode = "200", description = "The live lease")
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	LockView get(@PathVariable @Pattern(regexp = ID) String id) {
+	LockView get(@PathVariable @Pattern(regexp = Ids.PATTERN) String id) {
 		return LockView.of(this.locks.get(id));
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
 	@Operation(operationId = "listLocks", summary = "List live locks", description = "In id order, by prefix.")
-	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = "[A-Za-z0-9._:\\-@=+,~]{0,255}") String prefix,
+	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN) String prefix,
 			@RequestParam(defaultValue = "100") @Min(1) @Max(MAX_PAGE_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor) {
 		List<Lease> leases = this.locks.live(prefix, (cursor != null) ? Cursors.decode(cursor) : null, limit + 1);

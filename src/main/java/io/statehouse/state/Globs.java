@@ -1,5 +1,6 @@
 package io.statehouse.state;
 
+import io.statehouse.web.Ids;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
@@ -9,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class Globs {
 
-	private static final String GLOB = "[" + StateIds.CHARACTERS + "*?%]{1,255}";
+	private static final String GLOB = "[" + Ids.CHARACTERS + "*?%]{1,255}";
 
 	private Globs() {
 	}

@@ -17,9 +17,6 @@ import org.jspecify.annotations.Nullable;
  */
 public record Preconditions(@Nullable Long ifMatch, boolean ifMatchAny, boolean ifNoneMatchAny) {
 
-	/** No conditions. */
-	public static final Preconditions NONE = new Preconditions(null, false, false);
-
 	private static final Pattern ENTITY_TAG = Pattern.compile("\"(\\d{1,18})\"");
 
 	/**

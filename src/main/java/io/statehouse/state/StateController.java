@@ -9,6 +9,7 @@ import java.util.Map;
 import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
+import io.statehouse.web.Ids;
 import io.statehouse.web.InvalidRequestException;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
@@ -77,7 +78,7 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@Nullable ResponseEntity<String> get(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
+	@Nullable ResponseEntity<String> get(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
 			WebRequest request) {
 		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
@@ -98,7 +99,7 @@ class StateController {
 	@ApiResponse(responseCode = "200", description = "The versions")
 	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	List<VersionInfo> versions(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id) {
+	List<VersionInfo> versions(@PathVariable @Pattern(regexp = Ids.PATTERN) String id) {
 		return this.states.history(id);
 	}
 
@@ -117,7 +118,7 @@ class StateController {
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<String> put(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
+	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -143,7 +144,7 @@ class StateController {
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id, InputStream body,
+	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -166,7 +167,7 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = StateIds.PATTERN) String id,
+	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
@@ -182,7 +183,7 @@ class StateController {
 			description = "Live states in id order. `match` is a glob: `*` any run, `?` one character; "
 					+ "every other character (`%` and `_` too) matches itself.")
 	StateService.StatePage list(
-			@RequestParam(required = false) @Pattern(regexp = "[" + StateIds.CHARACTERS + "]{0,255}") @Nullable String prefix,
+			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN) @Nullable String prefix,
 			@RequestParam(required = false) @Nullable String match,
 			@RequestParam(required = false) @Min(1) @Max(StateService.MAX_PAGE_SIZE) @Nullable Integer limit,
 			@RequestParam(required = false) @Nullable String cursor) {
