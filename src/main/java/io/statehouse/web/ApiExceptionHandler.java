@@ -48,17 +48,16 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
 	private static final URI ABOUT_BLANK = URI.create("about:blank");
 
-	@ExceptionHandler
-	ResponseEntity<Object> notFound(StateNotFoundException ex, WebRequest request) {
+	@ExceptionHandler({ StateNotFoundException.class, LockNotFoundException.class })
+	ResponseEntity<Object> notFound(RuntimeException ex, WebRequest request) {
 		return problem(HttpStatus.NOT_FOUND, "not-found", ex.getMessage(), ex, request);
 	}
 
 	@ExceptionHandler
 	ResponseEntity<Object> preconditionFailed(PreconditionFailedException ex, WebRequest request) {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.PRECONDITION_FAILED, ex.getMessage());
-		problem.setType(type("precondition-failed"));
+		ProblemDetail problem = problemDetail(HttpStatus.PRECONDITION_FAILED, "precondition-failed", ex.getMessage());
 		problem.setProperty("currentVersion", ex.currentVersion());
-		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.PRECONDITION_FAILED, request);
+		return respond(ex, problem, new HttpHeaders(), request);
 	}
 
 	@ExceptionHandler
@@ -72,19 +71,13 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	}
 
 	@ExceptionHandler
-	ResponseEntity<Object> lockNotFound(LockNotFoundException ex, WebRequest request) {
-		return problem(HttpStatus.NOT_FOUND, "not-found", ex.getMessage(), ex, request);
-	}
-
-	@ExceptionHandler
 	ResponseEntity<Object> lockHeld(LockHeldException ex, WebRequest request) {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.LOCKED, ex.getMessage());
-		problem.setType(type("lock-held"));
+		ProblemDetail problem = problemDetail(HttpStatus.LOCKED, "lock-held", ex.getMessage());
 		Lease holder = ex.holder();
 		// Who holds it and until when; never the holder's token.
 		problem.setProperty("holder", Map.of("owner", holder.owner(), "acquiredAt", holder.acquiredAt().toString(),
 				"expiresAt", holder.expiresAt().toString(), "fencingToken", holder.fencingToken()));
-		return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.LOCKED, request);
+		return respond(ex, problem, new HttpHeaders(), request);
 	}
 
 	@ExceptionHandler
@@ -143,16 +136,23 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 			WebRequest request) {
 		HttpHeaders headers = new HttpHeaders();
 		headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, retryAfter.toSeconds())));
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, detail);
-		problem.setType(type(kind));
-		return handleExceptionInternal(ex, problem, headers, HttpStatus.SERVICE_UNAVAILABLE, request);
+		return respond(ex, problemDetail(HttpStatus.SERVICE_UNAVAILABLE, kind, detail), headers, request);
 	}
 
 	private ResponseEntity<Object> problem(HttpStatus status, String kind, @Nullable String detail, Exception ex,
 			WebRequest request) {
+		return respond(ex, problemDetail(status, kind, detail), new HttpHeaders(), request);
+	}
+
+	private ResponseEntity<Object> respond(Exception ex, ProblemDetail problem, HttpHeaders headers,
+			WebRequest request) {
+		return handleExceptionInternal(ex, problem, headers, HttpStatusCode.valueOf(problem.getStatus()), request);
+	}
+
+	private static ProblemDetail problemDetail(HttpStatus status, String kind, @Nullable String detail) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setType(type(kind));
-		return handleExceptionInternal(ex, problem, new HttpHeaders(), status, request);
+		return problem;
 	}
 
 	/** ClickHouse down, unreachable, timing out or refusing connections: worth a retry. */
