@@ -101,12 +101,18 @@ public class StateService {
 	public Committed delete(String id, WriteConditions conditions) {
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
-			if (!StoredState.isLive(current)) {
-				throw StateNotFoundException.forId(id);
-			}
+			Change tombstone = tombstone(id, current, fencing);
 			check(id, current, conditions, fencing);
-			return new Change(Operation.DELETE, "", fencing);
+			return tombstone;
 		}, Idempotency.of(conditions.idempotencyKey(), Operation.DELETE, ""), 0);
+	}
+
+	/** The change that deletes a live state. */
+	private static Change tombstone(String id, @Nullable StoredState current, long fencing) {
+		if (!StoredState.isLive(current)) {
+			throw StateNotFoundException.forId(id);
+		}
+		return new Change(Operation.DELETE, "", fencing);
 	}
 
 	/** The fencing token of the lease a write presents (0: none), checked against the lock now. */
@@ -148,31 +154,21 @@ public class StateService {
 	}
 
 	/**
-	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}).
+	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}), a
+	 * page at a time: a page's deletes share INSERTs, and memory holds one page whatever the
+	 * number of matches.
 	 * @return how many this call deleted
 	 */
 	public int deleteMatching(String match) {
 		String like = Globs.toLike(match);
-		List<String> ids = new ArrayList<>();
+		int deleted = 0;
 		String after = null;
 		List<StateSummary> page;
 		do {
 			page = this.store.list("", like, after, MAX_PAGE_SIZE);
-			page.forEach((summary) -> ids.add(summary.id()));
-			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
-		}
-		while (page.size() == MAX_PAGE_SIZE);
-		int deleted = 0;
-		// In chunks, so that a large clear shares INSERTs without exhausting the writer's memory.
-		for (int from = 0; from < ids.size(); from += MAX_PAGE_SIZE) {
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
-			for (String id : ids.subList(from, Math.min(ids.size(), from + MAX_PAGE_SIZE))) {
-				writes.add(this.store.submit(id, (current) -> {
-					if (!StoredState.isLive(current)) {
-						throw StateNotFoundException.forId(id);
-					}
-					return new Change(Operation.DELETE, "", 0);
-				}, 0));
+			for (StateSummary summary : page) {
+				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0), 0));
 			}
 			for (CompletableFuture<Committed> write : writes) {
 				try {
@@ -183,7 +179,9 @@ public class StateService {
 					// Deleted by someone else meanwhile: not ours to count.
 				}
 			}
+			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
 		}
+		while (page.size() == MAX_PAGE_SIZE);
 		return deleted;
 	}
 
