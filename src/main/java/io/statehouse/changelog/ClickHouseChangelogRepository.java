@@ -112,7 +112,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static final String REPLAYS = """
 			SELECT state_id, version, w.1 AS idempotency_key, w.2 AS deleted, w.3 AS document, w.4 AS fencing,
-			       w.5 AS written_at, w.6 AS created, w.7 AS fingerprint
+			       w.5 AS updated_at, w.6 AS created, w.7 AS fingerprint
 			FROM (
 			    SELECT state_id, version,
 			           argMin((idempotency_key, operation = 'delete', document, fencing, written_at, created,
@@ -356,8 +356,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		List<Object[]> pairs = keys.stream().map((key) -> new Object[] { key.id(), key.key() }).toList();
 		Map<IdempotencyKey, Replay> replays = new HashMap<>();
 		this.jdbc.sql(this.replays).param("keys", pairs).query((rs, row) -> {
-			StoredState state = new StoredState(rs.getString("state_id"), rs.getLong("version"),
-					rs.getBoolean("deleted"), rs.getString("document"), rs.getLong("fencing"), instant(rs, "written_at"));
+			StoredState state = storedState(rs, row);
 			replays.put(new IdempotencyKey(state.id(), rs.getString("idempotency_key")),
 					new Replay(new Committed(state, rs.getBoolean("created"), true), rs.getString("fingerprint")));
 			return null;
