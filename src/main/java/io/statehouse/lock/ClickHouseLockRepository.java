@@ -136,11 +136,11 @@ class ClickHouseLockRepository implements LockRepository {
 	public LockSnapshot read(String id) {
 		return this.jdbc.sql(this.claimsOfLatestSlot)
 			.param("id", id)
-			.query((rs, n) -> new Committed<>(new LockSnapshot(record(rs), rs.getBoolean("held")), rs))
+			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(record(rs), rs.getBoolean("held")), rs))
 			.list()
 			.stream()
-			.min(Committed.ORDER)
-			.map(Committed::value)
+			.min(InCommitOrder.ORDER)
+			.map(InCommitOrder::value)
 			.orElseGet(() -> new LockSnapshot(null, false));
 	}
 
@@ -165,13 +165,13 @@ class ClickHouseLockRepository implements LockRepository {
 
 	@Override
 	public Outcome readBack(Claim claim) {
-		List<Committed<LockRecord>> claims = this.jdbc.sql(this.claimsOfSlot)
+		List<InCommitOrder<LockRecord>> claims = this.jdbc.sql(this.claimsOfSlot)
 			.param("id", claim.id())
 			.param("slot", claim.slot())
-			.query((rs, n) -> new Committed<>(claimed(claim, rs), rs))
+			.query((rs, n) -> new InCommitOrder<>(claimed(claim, rs), rs))
 			.list();
 		boolean written = claims.stream().anyMatch((committed) -> committed.value().claimId().equals(claim.claimId()));
-		LockRecord first = claims.stream().min(Committed.ORDER).map(Committed::value).orElse(null);
+		LockRecord first = claims.stream().min(InCommitOrder.ORDER).map(InCommitOrder::value).orElse(null);
 		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
 	}
 
@@ -210,11 +210,11 @@ class ClickHouseLockRepository implements LockRepository {
 	 * A row with its place in commit order: the first committed claim of a slot wins it. Each
 	 * claim is an INSERT of its own, so its block number alone orders it.
 	 */
-	private record Committed<T>(T value, long block) {
+	private record InCommitOrder<T>(T value, long block) {
 
-		static final Comparator<Committed<?>> ORDER = Comparator.comparingLong(Committed::block);
+		static final Comparator<InCommitOrder<?>> ORDER = Comparator.comparingLong(InCommitOrder::block);
 
-		Committed(T value, ResultSet rs) throws SQLException {
+		InCommitOrder(T value, ResultSet rs) throws SQLException {
 			this(value, rs.getLong("_block_number"));
 		}
 
