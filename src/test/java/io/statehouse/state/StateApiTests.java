@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.support.Race;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -224,6 +225,19 @@ class StateApiTests {
 		assertThat(cleared.json().get("deleted").asInt()).isEqualTo(25);
 		assertThat(ids(this.client.get("/states?prefix=clear:").json())).containsExactly("clear:prod:1");
 		assertThat(this.client.delete("/states?match=clear:dev:*").json().get("deleted").asInt()).isZero();
+	}
+
+	@Test
+	void deletesMatchesBeyondOnePageOfTheListing() throws Exception {
+		int states = StateService.MAX_PAGE_SIZE + 50;
+		Race.run(16, (writer) -> {
+			for (int i = writer; i < states; i += 16) {
+				assertThat(this.client.put("/states/bulk:" + i, "{}").status()).isEqualTo(201);
+			}
+			return null;
+		});
+		assertThat(this.client.delete("/states?match=bulk:*").json().get("deleted").asInt()).isEqualTo(states);
+		assertThat(ids(this.client.get("/states?prefix=bulk:").json())).isEmpty();
 	}
 
 	private static List<String> ids(JsonNode page) {
