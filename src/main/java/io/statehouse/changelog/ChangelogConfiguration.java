@@ -38,22 +38,20 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema,
-			TailWatermark tail) {
+	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
 		// Which instance wrote a row: for operators reading the changelog.
-		return new ClickHouseChangelogRepository(jdbcTemplate, schema, ManagementFactory.getRuntimeMXBean().getName(),
-				tail);
+		return new ClickHouseChangelogRepository(jdbcTemplate, schema, ManagementFactory.getRuntimeMXBean().getName());
 	}
 
 	@Bean
-	ChangelogWriter changelogWriter(ChangelogRepository repository, ChangelogProperties properties,
-			MeterRegistry meters) {
-		return new ChangelogWriter(repository, properties.writer(), meters);
+	ChangelogWriter changelogWriter(ChangelogRepository repository, TailWatermark tail,
+			ChangelogProperties properties, MeterRegistry meters) {
+		return new ChangelogWriter(repository, tail, properties.writer(), meters);
 	}
 
 	@Bean
-	StateStore stateStore(ChangelogRepository repository, ChangelogWriter writer) {
-		return new StateStore(repository, writer);
+	StateStore stateStore(ChangelogRepository repository, ChangelogWriter writer, TailWatermark tail) {
+		return new StateStore(repository, writer, tail);
 	}
 
 	@Bean

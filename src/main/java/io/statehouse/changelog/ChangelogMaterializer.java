@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -9,9 +10,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.statehouse.changelog.ChangelogRepository.Cut;
-import io.statehouse.changelog.ChangelogRepository.Segment;
+import io.statehouse.changelog.ChangelogRepository.Part;
 import io.statehouse.changelog.ChangelogRepository.Watermark;
+import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -21,9 +22,18 @@ import org.springframework.scheduling.annotation.Scheduled;
 /**
  * Folds the changelog into the state table and truncates it, on the model of Flink's periodic
  * materialization: take a cut (the highest committed block), write the newest version of every
- * id changed since the last cut into {@code state}, record the cut as the watermark, then drop
- * the segments that are fully materialized, older than the history retention, and covered by a
- * cut recorded at least a grace period ago (longer than any read in flight).
+ * id changed since the last cut into {@code state}, record the cut as the watermark, then
+ * truncate.
+ *
+ * <p>Truncation drops a prefix of commit order. It records a <em>floor</em>: everything
+ * committed up to that block is no longer history. The floor stays below every block whose
+ * part is younger than the retention, at or below a cut recorded at least the grace period ago
+ * (so all of it is materialized), and below the highest block of all — that part is never
+ * dropped, so the table's block counter, which ClickHouse re-seeds from the parts it finds when
+ * it starts, never restarts below a recorded cut. Readers of history apply the floor themselves,
+ * so what is truncated is decided by one recorded number, not by which parts happen to be gone;
+ * parts whose rows all lie below a floor recorded a grace period ago are then dropped by name
+ * ({@code DROP PART}), never a part that an INSERT committed into after the check.
  *
  * <p>Every step is idempotent, so a run that dies anywhere is simply redone by the next one,
  * and several instances may run it at once: the state table keeps one row per version, and a
@@ -40,7 +50,7 @@ public class ChangelogMaterializer {
 	/** Where a run is: a probe (tests inject crashes with it) sees each step pass. */
 	enum Step {
 
-		STATE_WRITTEN, WATERMARK_RECORDED, BEFORE_DROP, AFTER_DROP
+		STATE_WRITTEN, WATERMARK_RECORDED, FLOOR_RECORDED, BEFORE_DROP, AFTER_DROP
 
 	}
 
@@ -80,7 +90,7 @@ public class ChangelogMaterializer {
 
 	private final Counter rowsMaterialized;
 
-	private final Counter segmentsDropped;
+	private final Counter partsDropped;
 
 	private final Timer durations;
 
@@ -98,17 +108,17 @@ public class ChangelogMaterializer {
 		this.rowsMaterialized = Counter.builder("statehouse.changelog.materialized.rows")
 			.description("State rows written by materialization")
 			.register(meters);
-		this.segmentsDropped = Counter.builder("statehouse.changelog.segments.dropped")
-			.description("Changelog segments (partitions) dropped by truncation")
+		this.partsDropped = Counter.builder("statehouse.changelog.parts.dropped")
+			.description("Changelog parts dropped by truncation")
 			.register(meters);
 		this.durations = Timer.builder("statehouse.changelog.materializer.duration")
 			.description("Time of a materialization run, truncation included")
 			.register(meters);
-		this.dropDurations = Timer.builder("statehouse.changelog.segment.drop.duration")
-			.description("Time to drop one changelog segment (a partition: metadata only)")
+		this.dropDurations = Timer.builder("statehouse.changelog.part.drop.duration")
+			.description("Time to drop one changelog part (metadata only)")
 			.register(meters);
 		meters.gauge("statehouse.changelog.tail.rows", this.tailRows);
-		meters.gauge("statehouse.changelog.segments.pending.drop", this.pendingDrops);
+		meters.gauge("statehouse.changelog.parts.pending.drop", this.pendingDrops);
 		meters.gauge("statehouse.changelog.materializer.consecutive.failures", this.consecutiveFailures);
 		meters.gauge("statehouse.changelog.watermark.lag.seconds", this.lagSeconds, AtomicReference::get);
 	}
@@ -120,15 +130,24 @@ public class ChangelogMaterializer {
 			.register(meters);
 	}
 
-	@Scheduled(fixedDelayString = "${statehouse.changelog.materializer.interval:10s}",
-			initialDelayString = "${statehouse.changelog.materializer.interval:10s}")
+	@Scheduled(fixedDelayString = "${statehouse.changelog.materializer.interval:10s}")
 	void scheduled() {
 		if (this.properties.materializer().enabled()) {
 			run();
 		}
 		else {
-			// Not materializing here, but reads still want the tail to start where others cut.
-			this.tail.advance(this.repository.watermark(this.properties.materializer().grace()).segment());
+			refreshTail();
+		}
+	}
+
+	/** Not materializing here, but reads still want the tail to start where others cut. */
+	private void refreshTail() {
+		try {
+			this.tail.advance(this.repository.watermark(this.properties.materializer().grace()).cut());
+			succeeded();
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
 		}
 	}
 
@@ -137,66 +156,95 @@ public class ChangelogMaterializer {
 		Timer.Sample sample = Timer.start();
 		try {
 			Watermark mark = this.repository.watermark(this.properties.materializer().grace());
-			this.tail.advance(mark.segment());
-			long fromSegment = this.tail.fromSegment();
-			Cut cut = this.repository.cut(fromSegment);
-			if (cut.block() > mark.block()) {
-				this.rowsMaterialized.increment(this.repository.materialize(fromSegment, mark.block(), cut.block()));
+			this.tail.advance(mark.cut());
+			long cut = this.repository.cut(mark.cut());
+			if (cut > mark.cut()) {
+				this.rowsMaterialized.increment(this.repository.materialize(mark.cut(), cut));
 				this.probe.passed(Step.STATE_WRITTEN);
-				this.repository.recordWatermark(cut);
+				this.repository.recordCut(cut);
 				this.probe.passed(Step.WATERMARK_RECORDED);
-				this.tail.advance(cut.segment());
+				this.tail.advance(cut);
 				this.materializedRuns.increment();
 			}
 			else {
-				if (mark.block() > 0 && mark.recordedAt().isBefore(mark.now().minus(REFRESH_IDLE_WATERMARK))) {
-					this.repository.recordWatermark(new Cut(mark.block(), mark.segment()));
-				}
+				recordAgainWhenIdle(mark);
 				this.idleRuns.increment();
 			}
 			truncate(mark);
-			long behind = this.repository.tailRows(this.tail.fromSegment(), Math.max(cut.block(), mark.block()));
+			long behind = this.repository.tailRows(cut);
 			this.tailRows.set(behind);
-			this.lagSeconds.set((behind > 0) ? Duration.between(mark.recordedAt(), mark.now()).toMillis() / 1000.0 : 0.0);
-			this.consecutiveFailures.set(0);
-			this.lastFailure.set(null);
-			this.lastSuccess.set(Instant.now());
+			this.lagSeconds
+				.set((behind > 0) ? Duration.between(mark.cutRecordedAt(), mark.now()).toMillis() / 1000.0 : 0.0);
+			succeeded();
 		}
 		catch (RuntimeException ex) {
-			this.failedRuns.increment();
-			int failures = this.consecutiveFailures.incrementAndGet();
-			this.lastFailure.set(ex.getClass().getSimpleName() + ": " + ex.getMessage());
-			logger.warn("Materialization failed (" + failures + " in a row); retrying next interval: " + ex);
+			failed(ex);
 		}
 		finally {
 			sample.stop(this.durations);
 		}
 	}
 
+	/** Keeps an idle deployment's watermarks from expiring out of the meta table. */
+	private void recordAgainWhenIdle(Watermark mark) {
+		Instant stale = mark.now().minus(REFRESH_IDLE_WATERMARK);
+		if (mark.cut() > 0 && mark.cutRecordedAt().isBefore(stale)) {
+			this.repository.recordCut(mark.cut());
+		}
+		if (mark.floor() > 0 && mark.floorRecordedAt().isBefore(stale)) {
+			this.repository.recordFloor(mark.floor());
+		}
+	}
+
 	/**
-	 * Drops the segments all of whose writes are older than the retention and covered by a cut
-	 * recorded at least the grace period ago.
+	 * Raises the floor as far as it may go and drops the parts below the settled floor. Only a
+	 * part whose rows are all at or below it goes; a part that a merge replaced meanwhile is
+	 * left to the next run.
 	 */
 	private void truncate(Watermark mark) {
-		Instant horizon = mark.now().minus(this.properties.retention());
-		// Only segments that began before the horizon can be entirely older: look at no others,
-		// so that a run does not read the whole retained changelog.
-		long horizonSegment = horizon.getEpochSecond() / Math.max(1, this.properties.segmentDuration().toSeconds());
+		List<Part> parts = this.repository.parts(this.properties.retention());
+		if (parts.isEmpty()) {
+			this.pendingDrops.set(0);
+			return;
+		}
+		long floor = Math.min(mark.settledCut(), parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
+		for (Part part : parts) {
+			if (!part.old()) {
+				floor = Math.min(floor, part.minBlock() - 1);
+			}
+		}
+		if (floor > mark.floor()) {
+			this.repository.recordFloor(floor);
+			this.probe.passed(Step.FLOOR_RECORDED);
+		}
 		long pending = 0;
-		for (Segment segment : this.repository.segments(horizonSegment)) {
-			if (!segment.lastWrite().isBefore(horizon)) {
-				continue;
+		for (Part part : parts) {
+			if (part.maxBlock() <= mark.settledFloor()) {
+				this.probe.passed(Step.BEFORE_DROP);
+				if (this.dropDurations.record(() -> this.repository.dropPart(part.name()))) {
+					this.partsDropped.increment();
+				}
+				this.probe.passed(Step.AFTER_DROP);
 			}
-			if (segment.maxBlock() > mark.settledBlock()) {
+			else if (part.old()) {
 				pending++;
-				continue;
 			}
-			this.probe.passed(Step.BEFORE_DROP);
-			this.dropDurations.record(() -> this.repository.dropSegment(segment.segment()));
-			this.segmentsDropped.increment();
-			this.probe.passed(Step.AFTER_DROP);
 		}
 		this.pendingDrops.set(pending);
+	}
+
+	private void succeeded() {
+		this.consecutiveFailures.set(0);
+		this.lastFailure.set(null);
+		this.lastSuccess.set(Instant.now());
+	}
+
+	private void failed(RuntimeException ex) {
+		this.failedRuns.increment();
+		int failures = this.consecutiveFailures.incrementAndGet();
+		this.lastFailure.set(ClickHouseErrors.describe(ex));
+		logger.warn("Materialization failed (" + failures + " in a row); retrying next interval: "
+				+ ClickHouseErrors.describe(ex));
 	}
 
 	int consecutiveFailures() {

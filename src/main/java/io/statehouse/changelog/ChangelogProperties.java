@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
+import org.hibernate.validator.constraints.time.DurationMin;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -13,17 +14,17 @@ import org.springframework.validation.annotation.Validated;
 /**
  * The changelog: how writes are batched into INSERTs, and how it is segmented.
  *
- * @param segmentDuration the time slot of one changelog partition (truncation drops whole
- * partitions); fixed when the table is created
- * @param retention how long history ({@code /states/{id}/versions}, {@code ?version=}) is kept:
- * segments are dropped once all their writes are older and materialized
+ * @param segmentDuration the time slot of one changelog partition (whole seconds, at least one):
+ * old rows sit in parts of their own that truncation can drop; fixed when the table is created
+ * @param retention how long history ({@code /states/{id}/versions}, {@code ?version=}) is kept at
+ * least: a change is truncated once it is materialized and older than this
  * @param writer group commit of writes
  * @param materializer the job that folds the changelog into the state table and truncates it
  */
 @ConfigurationProperties("statehouse.changelog")
 @Validated
-public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration,
-		@DefaultValue("24h") Duration retention, @DefaultValue @Valid Writer writer,
+public record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duration segmentDuration,
+		@DefaultValue("24h") @DurationMin(seconds = 1) Duration retention, @DefaultValue @Valid Writer writer,
 		@DefaultValue @Valid Materializer materializer) {
 
 	/**
@@ -32,12 +33,13 @@ public record ChangelogProperties(@DefaultValue("1h") Duration segmentDuration,
 	 *
 	 * @param enabled whether this instance materializes and truncates
 	 * @param interval pause between runs
-	 * @param grace how long a cut must have been recorded before truncation acts on it; longer
-	 * than the slowest read
+	 * @param grace how long a cut (or a truncation floor) must have been recorded before truncation
+	 * acts on it
 	 * @param failureBudget consecutive failed runs after which health reports DOWN
 	 */
-	public record Materializer(@DefaultValue("true") boolean enabled, @DefaultValue("10s") Duration interval,
-			@DefaultValue("60s") Duration grace, @DefaultValue("5") @Min(1) int failureBudget) {
+	public record Materializer(@DefaultValue("true") boolean enabled,
+			@DefaultValue("10s") @DurationMin(millis = 1) Duration interval,
+			@DefaultValue("60s") @DurationMin(millis = 1) Duration grace, @DefaultValue("5") @Min(1) int failureBudget) {
 	}
 
 	/**

@@ -9,28 +9,38 @@ import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
-/** The changelog and the materialized state table: the one place their SQL lives. */
+/**
+ * The changelog, the materialized state table and the materializer's watermarks: the one place
+ * their SQL lives.
+ *
+ * <p>Commit order is the changelog's block order: a block number is taken when a part is
+ * committed, under the table's lock. {@code fromBlock} arguments bound where a reader looks for
+ * the tail: every change committed after a recorded materialization cut has a higher block, and
+ * everything up to it is in the state table.
+ */
 interface ChangelogRepository {
 
 	/**
-	 * The newest version of each id: the changelog tail (versions above the materialized one,
-	 * each decided by commit order) combined with the materialized state. Ids never written are
-	 * absent from the map.
+	 * The newest version of each id: the materialized state, or a newer version in the tail
+	 * (committed after {@code fromBlock}), decided by commit order. Ids never written are absent.
 	 */
-	Map<String, StoredState> newest(Collection<String> ids);
+	Map<String, Head> newest(Collection<String> ids, long fromBlock);
 
-	/** Earlier writes that carried these idempotency keys and won their version. */
-	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys);
+	/**
+	 * Earlier writes that carried these idempotency keys and won their version.
+	 * @param heads the newest version of every id the keys belong to
+	 */
+	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads);
 
 	/** Appends claims, all in one INSERT. */
 	void append(List<Claim> claims);
 
 	/**
-	 * Which of the claims won their version: committed first among all claims of that id and
-	 * version, and not already superseded by the materialized state.
-	 * @return the winning claims with the time ClickHouse wrote them
+	 * Whether each claim won its version.
+	 * @param fromBlock the tail the claims were decided against: every competing claim
+	 * committed after it
 	 */
-	Map<Claim, Instant> winners(List<Claim> claims);
+	Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock);
 
 	/**
 	 * Live states in id order.
@@ -38,67 +48,100 @@ interface ChangelogRepository {
 	 * @param likePattern and match this SQL LIKE pattern
 	 * @param after and sort after this id (the cursor)
 	 * @param limit at most this many
+	 * @param fromBlock the tail to look at
 	 */
-	List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit);
+	List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit, long fromBlock);
 
 	/** A version of an id, as long as the changelog retains it or it is the newest. */
 	Optional<StoredState> version(String id, long version);
 
-	/** Every version of an id the changelog retains, and the materialized one, oldest first. */
+	/** Every retained version of an id (its winners) and the newest, oldest first. */
 	List<VersionInfo> history(String id);
 
-	/** The newest commit: the highest block and segment, looking at segments from {@code fromSegment}. */
-	Cut cut(long fromSegment);
+	/** The highest committed block (or {@code fromBlock} when nothing was committed after it). */
+	long cut(long fromBlock);
 
 	/**
-	 * Folds the changes committed in {@code (fromBlock, toBlock]} (all in segments from
-	 * {@code fromSegment}) into the state table.
+	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table.
 	 * @return the rows written into the state table
 	 */
-	long materialize(long fromSegment, long fromBlock, long toBlock);
+	long materialize(long fromBlock, long toBlock);
 
-	/** The newest recorded cut, and the newest recorded at least {@code grace} ago. */
+	/** The recorded cuts and truncation floor. */
 	Watermark watermark(Duration grace);
 
-	/** Records that everything up to the cut is in the state table. */
-	void recordWatermark(Cut cut);
+	/** Records that everything committed up to {@code block} is in the state table. */
+	void recordCut(long block);
 
-	/** The changelog's segments (partitions) up to {@code upTo}, oldest first. */
-	List<Segment> segments(long upTo);
+	/** Records that everything committed up to {@code block} is truncated (no longer history). */
+	void recordFloor(long block);
 
-	/** Drops a segment: metadata only, never a mutation. */
-	void dropSegment(long segment);
-
-	/** Changes committed after {@code block}: the tail a read may have to look at. */
-	long tailRows(long fromSegment, long block);
+	/** The changelog's active parts. */
+	List<Part> parts(Duration retention);
 
 	/**
-	 * A point in the changelog: every change committed so far has a block number up to
-	 * {@code block}, and every later one a higher block and a segment from {@code segment}.
+	 * Drops a part: metadata only, never a mutation.
+	 * @return whether it was dropped (false when a merge replaced it meanwhile)
 	 */
-	record Cut(long block, long segment) {
-	}
+	boolean dropPart(String name);
+
+	/** Changes committed after {@code block}: the tail a read may have to look at. */
+	long tailRows(long block);
 
 	/**
 	 * The materializer's progress.
-	 * @param block everything committed up to this block is in the state table
-	 * @param segment the segment at that cut
-	 * @param recordedAt when the newest cut was recorded (epoch if never)
-	 * @param settledBlock the newest cut recorded at least the grace period ago: truncation may
-	 * drop what it covers
+	 * @param cut everything committed up to this block is in the state table
+	 * @param cutRecordedAt when the newest cut was recorded (epoch if never)
+	 * @param settledCut the newest cut recorded at least the grace period ago
+	 * @param floor everything committed up to this block is truncated
+	 * @param floorRecordedAt when the newest floor was recorded (epoch if never)
+	 * @param settledFloor the newest floor recorded at least the grace period ago: parts below it
+	 * may be dropped, no statement still reads an older floor
 	 * @param now ClickHouse's clock
 	 */
-	record Watermark(long block, long segment, Instant recordedAt, long settledBlock, Instant now) {
+	record Watermark(long cut, Instant cutRecordedAt, long settledCut, long floor, Instant floorRecordedAt,
+			long settledFloor, Instant now) {
 	}
 
 	/**
-	 * A changelog partition.
-	 * @param segment its time slot
+	 * An active part of the changelog.
+	 * @param name its name
+	 * @param minBlock the lowest block of its rows
 	 * @param maxBlock the highest block of its rows
-	 * @param rows its rows
-	 * @param lastWrite when its newest row was written
+	 * @param old whether it was written longer than the retention ago (so were all its rows)
 	 */
-	record Segment(long segment, long maxBlock, long rows, Instant lastWrite) {
+	record Part(String name, long minBlock, long maxBlock, boolean old) {
+	}
+
+	/**
+	 * What became of a claim.
+	 * @param outcome won, lost, not written, or not known
+	 * @param writtenAt when ClickHouse wrote it, for a winner
+	 */
+	record Verdict(Outcome outcome, @Nullable Instant writtenAt) {
+
+		static final Verdict LOST = new Verdict(Outcome.LOST, null);
+
+		static final Verdict ABSENT = new Verdict(Outcome.ABSENT, null);
+
+		static final Verdict UNKNOWN = new Verdict(Outcome.UNKNOWN, null);
+
+		static Verdict won(Instant writtenAt) {
+			return new Verdict(Outcome.WON, writtenAt);
+		}
+
+		enum Outcome {
+
+			WON, LOST,
+
+			/** Not in the changelog: its INSERT did not write it. */
+			ABSENT,
+
+			/** Its version was decided and truncated beyond telling (a batch older than the retention). */
+			UNKNOWN
+
+		}
+
 	}
 
 	/**

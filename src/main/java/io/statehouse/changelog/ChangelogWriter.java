@@ -1,6 +1,6 @@
 package io.statehouse.changelog;
 
-import java.time.Instant;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
 import io.statehouse.changelog.ChangelogRepository.Replay;
+import io.statehouse.changelog.ChangelogRepository.Verdict;
+import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.ReadBack;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -44,8 +48,10 @@ import org.springframework.context.SmartLifecycle;
  * write that lost to a concurrent writer (another thread or service instance) is decided again
  * against the new newest version in a later batch, so conditions and merges never act on a
  * stale state and no write is lost. A request is answered only after its INSERT was
- * acknowledged, with {@code async_insert=0} and {@code fsync_after_insert=1}: a 2xx means
- * durable.
+ * acknowledged, with {@code async_insert=0} and {@code fsync_after_insert=1}, and read back as
+ * the winner: a 2xx means durable. An INSERT whose answer was lost may have been written, so
+ * the read-back is retried while ClickHouse does not answer; a write whose outcome still cannot
+ * be learned says so ({@link WriteUnavailableException#isOutcomeUnknown()}).
  *
  * <p>A write that arrives while the writer is idle goes out at once; under load a batch lingers
  * briefly to fill. Memory is bounded: writes accepted but not yet durable may hold at most
@@ -59,9 +65,16 @@ public class ChangelogWriter implements SmartLifecycle {
 	/** Accounted per write on top of its document, for keys, headers and bookkeeping. */
 	private static final int OVERHEAD_BYTES = 512;
 
+	/** How long the outcome of a batch is sought while ClickHouse does not answer. */
+	private static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
+
 	private final ChangelogRepository repository;
 
+	private final TailWatermark tail;
+
 	private final ChangelogProperties.Writer properties;
+
+	private final Duration readBackPatience;
 
 	private final ReentrantLock lock = new ReentrantLock();
 
@@ -84,7 +97,8 @@ public class ChangelogWriter implements SmartLifecycle {
 
 	private final int maxInFlightBytes;
 
-	private final ExecutorService workers;
+	/** Started with the writer, shut down when it stops: a stopped writer can start again. */
+	private volatile ExecutorService workers;
 
 	private final Counter inserts;
 
@@ -102,16 +116,16 @@ public class ChangelogWriter implements SmartLifecycle {
 
 	private @Nullable Thread dispatcher;
 
-	ChangelogWriter(ChangelogRepository repository, ChangelogProperties.Writer properties, MeterRegistry meters) {
+	ChangelogWriter(ChangelogRepository repository, TailWatermark tail, ChangelogProperties.Writer properties,
+			MeterRegistry meters) {
 		this.repository = repository;
+		this.tail = tail;
 		this.properties = properties;
+		this.readBackPatience = (properties.timeout().compareTo(READ_BACK_PATIENCE) < 0) ? properties.timeout()
+				: READ_BACK_PATIENCE;
 		this.maxInFlightBytes = (int) Math.min(Integer.MAX_VALUE, properties.maxInFlight().toBytes());
 		this.inFlightBytes = new Semaphore(this.maxInFlightBytes);
-		this.workers = Executors.newFixedThreadPool(properties.concurrency(), (task) -> {
-			Thread thread = new Thread(task, "changelog-writer");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.workers = newWorkers();
 		this.inserts = Counter.builder("statehouse.changelog.inserts")
 			.description("INSERT statements into the changelog")
 			.register(meters);
@@ -301,47 +315,75 @@ public class ChangelogWriter implements SmartLifecycle {
 
 	/** Makes a batch durable; returns the writes that lost their version and go again. */
 	private List<PendingWrite> flush(List<PendingWrite> batch) {
+		long fromBlock = this.tail.block();
 		List<PendingClaim> claims;
-		Map<Claim, Instant> winners;
 		try {
-			claims = this.readDurations.record(() -> decide(batch));
-			if (claims.isEmpty()) {
-				return List.of();
-			}
-			List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
+			claims = this.readDurations.record(() -> decide(batch, fromBlock));
+		}
+		catch (RuntimeException ex) {
+			// Nothing was written: nobody in this batch gets a 2xx.
+			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+			return List.of();
+		}
+		if (claims.isEmpty()) {
+			return List.of();
+		}
+		List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
+		RuntimeException insertFailure = null;
+		try {
 			this.insertDurations.record(() -> this.repository.append(rows));
 			this.inserts.increment();
 			this.batchSizes.record(rows.size());
-			winners = this.confirmDurations.record(() -> this.repository.winners(rows));
 		}
 		catch (RuntimeException ex) {
-			// ClickHouse failed (outage, timeout): nobody in this batch gets a 2xx.
-			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+			// Maybe written, maybe not, maybe still to be: the read-back tells.
+			insertFailure = ex;
+		}
+		Map<Claim, Verdict> verdicts;
+		try {
+			verdicts = this.confirmDurations.record(() -> ReadBack.withPatience(
+					() -> this.repository.verdicts(rows, fromBlock), this.readBackPatience));
+		}
+		catch (RuntimeException ex) {
+			RuntimeException answer = (insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure))
+					? insertFailure : WriteUnavailableException.outcomeUnknown();
+			claims.forEach((claim) -> claim.pending().result.completeExceptionally(answer));
 			return List.of();
 		}
 		List<PendingWrite> retries = new ArrayList<>();
 		for (PendingClaim claim : claims) {
 			PendingWrite pending = claim.pending();
-			Instant writtenAt = winners.get(claim.claim());
-			if (writtenAt != null) {
-				Change change = claim.claim().change();
-				StoredState state = new StoredState(pending.id, claim.claim().version(),
-						change.operation() == Change.Operation.DELETE, change.document(), change.fencing(), writtenAt);
-				pending.result.complete(new Committed(state, claim.claim().created(), false));
-			}
-			else if (++pending.attempts >= this.properties.maxAttempts()) {
-				pending.result.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
-			}
-			else {
-				this.lostClaims.increment();
-				retries.add(pending);
+			Verdict verdict = verdicts.get(claim.claim());
+			switch (verdict.outcome()) {
+				case WON -> pending.result.complete(committed(claim.claim(), verdict));
+				case LOST -> {
+					if (++pending.attempts >= this.properties.maxAttempts()) {
+						pending.result
+							.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
+					}
+					else {
+						this.lostClaims.increment();
+						retries.add(pending);
+					}
+				}
+				case ABSENT -> pending.result.completeExceptionally(
+						(insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure)) ? insertFailure
+								: WriteUnavailableException.outcomeUnknown());
+				case UNKNOWN -> pending.result.completeExceptionally(WriteUnavailableException.outcomeUnknown());
 			}
 		}
 		return retries;
 	}
 
+	private static Committed committed(Claim claim, Verdict verdict) {
+		Change change = claim.change();
+		StoredState state = new StoredState(claim.id(), claim.version(), change.deleted(), change.document(),
+				change.fencing(), Objects.requireNonNull(verdict.writtenAt()));
+		return new Committed(state, claim.created(), false);
+	}
+
 	/** Decides every write of the batch against the newest versions, read in one query. */
-	private List<PendingClaim> decide(List<PendingWrite> batch) {
+	private List<PendingClaim> decide(List<PendingWrite> batch, long fromBlock) {
 		Set<String> ids = new LinkedHashSet<>();
 		Set<IdempotencyKey> keys = new LinkedHashSet<>();
 		for (PendingWrite pending : batch) {
@@ -350,8 +392,8 @@ public class ChangelogWriter implements SmartLifecycle {
 				keys.add(new IdempotencyKey(pending.id, pending.idempotency.key()));
 			}
 		}
-		Map<String, StoredState> newest = this.repository.newest(ids);
-		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys);
+		Map<String, Head> newest = this.repository.newest(ids, fromBlock);
+		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {
 			if (pending.idempotency != null) {
@@ -367,7 +409,8 @@ public class ChangelogWriter implements SmartLifecycle {
 					continue;
 				}
 			}
-			StoredState current = newest.get(pending.id);
+			Head head = newest.get(pending.id);
+			StoredState current = (head != null) ? head.state() : null;
 			Change change;
 			try {
 				change = pending.mutation.decide(current);
@@ -378,15 +421,27 @@ public class ChangelogWriter implements SmartLifecycle {
 			}
 			long version = (current != null) ? current.version() + 1 : 1;
 			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
-			claims.add(new PendingClaim(pending,
-					new Claim(pending.id, version, new Change(change.operation(), change.document(), fencing),
-							pending.requestId, pending.idempotency, !StoredState.isLive(current))));
+			Change claimed = new Change(change.operation(), change.document(), change.deleted(), fencing);
+			claims.add(new PendingClaim(pending, new Claim(pending.id, version, claimed, UUID.randomUUID(),
+					(head != null) ? head.claimId() : Claim.NONE, pending.idempotency,
+					!StoredState.isLive(current) && !change.deleted())));
 		}
 		return claims;
 	}
 
+	private ExecutorService newWorkers() {
+		return Executors.newFixedThreadPool(this.properties.concurrency(), (task) -> {
+			Thread thread = new Thread(task, "changelog-writer");
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
 	@Override
 	public void start() {
+		if (this.workers.isShutdown()) {
+			this.workers = newWorkers();
+		}
 		this.running = true;
 		Thread thread = new Thread(this::dispatch, "changelog-dispatcher");
 		thread.setDaemon(true);
@@ -437,8 +492,6 @@ public class ChangelogWriter implements SmartLifecycle {
 		final @Nullable Idempotency idempotency;
 
 		final int bytes;
-
-		final UUID requestId = UUID.randomUUID();
 
 		final CompletableFuture<Committed> result = new CompletableFuture<>();
 

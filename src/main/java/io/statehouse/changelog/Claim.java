@@ -11,10 +11,17 @@ import org.jspecify.annotations.Nullable;
  * @param id the state id
  * @param version the version claimed: the newest seen plus one
  * @param change what it writes
- * @param requestId tells this claim apart from a competing one
+ * @param claimId tells this claim apart from every other
+ * @param parent the claim that won the version this one replaces (the nil UUID for none): every
+ * claim of version {@code n + 1} names the winner of {@code n}, which is how a winner stays known
+ * after its competitors' or its own rows are truncated
  * @param idempotency the client's key for retries and its request's fingerprint, if any
  * @param created whether it creates the document
  */
-record Claim(String id, long version, Change change, UUID requestId, @Nullable Idempotency idempotency,
+record Claim(String id, long version, Change change, UUID claimId, UUID parent, @Nullable Idempotency idempotency,
 		boolean created) {
+
+	/** The parent of a first version. */
+	static final UUID NONE = new UUID(0, 0);
+
 }

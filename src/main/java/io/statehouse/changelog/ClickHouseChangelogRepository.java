@@ -7,29 +7,40 @@ import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * The changelog and state tables in ClickHouse.
  *
- * <p>The {@code changelog} is a plain MergeTree, partitioned by segment (a time slot taken from
- * ClickHouse's clock at insert) so that truncation drops whole partitions, and ordered by
- * {@code (state_id, version)} for tail reads. Its rows carry {@code _block_number} and
- * {@code _block_offset}: on a single MergeTree the block number is taken when the part is
- * added, under the table's lock, so among claims of one version the one with the smallest
- * {@code (_block_number, _block_offset)} was committed first. Every reader that reads after its
- * own insert names that same winner; losers stay in the log and are ignored.
+ * <p>The {@code changelog} is a plain MergeTree, ordered by {@code (state_id, version)} for tail
+ * reads and partitioned by segment (a time slot of ClickHouse's clock when the INSERT starts) so
+ * that old rows sit in parts of their own that truncation can drop whole. Its rows carry
+ * {@code _block_number} and {@code _block_offset}: on a single MergeTree the block number is
+ * taken when the part is committed, under the table's lock, so among claims of one version the
+ * one with the smallest {@code (_block_number, _block_offset)} was committed first and wins.
+ * Every claim also names the winner of the version it replaces ({@code parent}), and the state
+ * table keeps the identity of what it materialized, so that winners stay known by identity once
+ * rows are truncated ({@link Lineage}).
+ *
+ * <p>Reads find the tail by commit order, never by segment: a part's name carries the highest
+ * block of its rows, so {@code partMax > cut} selects exactly the parts that can hold changes
+ * committed after a cut — also an INSERT that started in an old segment and committed late.
  *
  * <p>The {@code state} table is a {@code ReplacingMergeTree(version)} holding the newest
  * materialized version per id, read with {@code FINAL}. Tombstones are ordinary rows with
@@ -43,12 +54,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			CREATE TABLE IF NOT EXISTS %s (
 			    state_id String,
 			    version UInt64,
-			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3),
+			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
 			    document String CODEC(ZSTD(1)),
+			    deleted Bool,
 			    fencing UInt64,
 			    idempotency_key String,
 			    idempotency_fingerprint String,
-			    request_id UUID,
+			    claim_id UUID,
+			    parent UUID,
 			    created Bool,
 			    writer LowCardinality(String),
 			    written_at DateTime64(3) DEFAULT now64(3),
@@ -57,90 +70,108 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			ENGINE = MergeTree
 			PARTITION BY segment
 			ORDER BY (state_id, version)
-			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1""";
+			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, {durable}""";
 
 	static final String STATE_TABLE = """
 			CREATE TABLE IF NOT EXISTS %s (
 			    state_id String,
 			    version UInt64,
 			    deleted Bool,
-			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3),
+			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
 			    document String CODEC(ZSTD(1)),
 			    fencing UInt64,
-			    updated_at DateTime64(3)
+			    updated_at DateTime64(3),
+			    claim_id UUID,
+			    parent UUID
 			)
 			ENGINE = ReplacingMergeTree(version)
-			ORDER BY state_id""";
+			ORDER BY state_id
+			SETTINGS {durable}""";
 
 	/**
-	 * Watermarks of the materializer: a row per recorded cut. Every column only grows, so the
-	 * newest cut is the maximum, whatever order concurrent materializers recorded theirs in; the
-	 * TTL collects old rows (an idle materializer re-records its cut before they all expire).
+	 * Watermarks of the materializer: a row per recorded cut ({@code materialized}) and truncation
+	 * floor ({@code truncated}). Values only grow, so the newest is the maximum, whatever order
+	 * concurrent materializers recorded theirs in; the TTL collects old rows (an idle materializer
+	 * records its watermarks again before they all expire).
 	 */
 	static final String META_TABLE = """
 			CREATE TABLE IF NOT EXISTS %s (
 			    key LowCardinality(String),
 			    value UInt64,
-			    segment UInt32,
 			    recorded_at DateTime64(3) DEFAULT now64(3)
 			)
 			ENGINE = MergeTree
 			ORDER BY (key, recorded_at)
-			TTL toDateTime(recorded_at) + INTERVAL 7 DAY""";
+			TTL toDateTime(recorded_at) + INTERVAL 7 DAY
+			SETTINGS {durable}""";
 
 	/** Commit order of a changelog row: the first of a version's claims wins it. */
 	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
 
+	/** The highest block of a row's part, from the part's name: {@code <partition>_<min>_<max>_<level>}. */
+	private static final String PART_MAX_BLOCK = "toUInt64(splitByChar('_', _part)[3])";
+
+	/** Everything committed up to the floor is truncated, whether or not its part is dropped yet. */
+	private static final String FLOOR = "(SELECT max(value) FROM {meta} WHERE key = 'truncated')";
+
 	/**
 	 * The newest version per id. Highest version first; at equal versions the materialized row
-	 * beats a changelog row (a stale claim can only equal a version whose winner was already
-	 * materialized), and among changelog rows the first committed wins.
+	 * beats a changelog row (the tail may still hold its claims), and among changelog rows the
+	 * first committed wins.
 	 */
 	private static final String NEWEST = """
 			SELECT state_id, argMax(row, rank) AS newest
 			FROM (
-			    SELECT state_id, (version, operation = 'delete', document, fencing, written_at) AS row,
+			    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
 			           (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
 			    FROM {changelog}
-			    WHERE state_id IN (:ids) AND segment >= :fromSegment
+			    WHERE state_id IN (:ids) AND {partMax} > :fromBlock
 			    UNION ALL
-			    SELECT state_id, (version, deleted, document, fencing, updated_at), (version, 1, 0, 0)
+			    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
 			    FROM {state} FINAL
 			    WHERE state_id IN (:ids)
 			)
 			GROUP BY state_id""";
 
+	/**
+	 * Rows that carry the keys (with everything a replay answers), and the lineage of their ids
+	 * from the oldest of them on (identities only).
+	 */
 	private static final String REPLAYS = """
-			SELECT state_id, version, w.1 AS idempotency_key, w.2 AS deleted, w.3 AS document, w.4 AS fencing,
-			       w.5 AS updated_at, w.6 AS created, w.7 AS fingerprint
-			FROM (
-			    SELECT state_id, version,
-			           argMin((idempotency_key, operation = 'delete', document, fencing, written_at, created,
-			                   idempotency_fingerprint), {order}) AS w
-			    FROM {changelog}
-			    WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog}
-			                                  WHERE (state_id, idempotency_key) IN (:keys))
-			    GROUP BY state_id, version
-			)
-			WHERE w.1 != ''""";
+			SELECT state_id, version, claim_id, parent, idempotency_key, idempotency_fingerprint, deleted, document,
+			       fencing, written_at AS updated_at, created, 1 AS keyed
+			FROM {changelog}
+			WHERE (state_id, idempotency_key) IN (:keys) AND _block_number > {floor}
+			UNION ALL
+			SELECT state_id, version, claim_id, parent, '', '', false, '', 0, written_at, false, 0
+			FROM {changelog}
+			WHERE state_id IN (:ids) AND _block_number > {floor}
+			  AND version >= (SELECT minOrNull(version) FROM {changelog} WHERE (state_id, idempotency_key) IN (:keys))""";
 
 	private static final String APPEND = """
-			INSERT INTO {changelog} (state_id, version, operation, document, fencing, idempotency_key,
-			                         idempotency_fingerprint, request_id, created, writer)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
+			                         idempotency_fingerprint, claim_id, parent, created, writer)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
-	/** The first committed claim of each version, and the materialized version of each id. */
-	private static final String WINNERS = """
-			SELECT state_id, version, toString(argMin(request_id, {order})) AS winner,
-			       argMin(written_at, {order}) AS written_at, 0 AS materialized
+	/**
+	 * What decides the claims of a batch: per version claimed, its claims in commit order; the
+	 * winner each next version names as its parent; and the materialized version with its identity.
+	 */
+	private static final String VERDICTS = """
+			SELECT state_id, version, argMin(claim_id, {order}) AS claim, argMin(written_at, {order}) AS written_at,
+			       groupArray(claim_id) AS claims, 'first' AS source
 			FROM {changelog}
-			WHERE (state_id, version) IN (:keys)
+			WHERE (state_id, version) IN (:keys) AND {partMax} > :fromBlock
 			GROUP BY state_id, version
 			UNION ALL
-			SELECT state_id, max(version), '', now64(3), 1
-			FROM {state}
-			WHERE state_id IN (:ids)
-			GROUP BY state_id""";
+			SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
+			FROM {changelog}
+			WHERE (state_id, version) IN (:nextKeys) AND {partMax} > :fromBlock
+			GROUP BY state_id, version
+			UNION ALL
+			SELECT state_id, version, claim_id, updated_at, [parent], 'state'
+			FROM {state} FINAL
+			WHERE state_id IN (:ids)""";
 
 	private static final String LIST = """
 			SELECT state_id, argMax(version, (version, source)) AS newest,
@@ -148,12 +179,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			       argMax(size, (version, source)) AS size_bytes,
 			       argMax(updated_at, (version, source)) AS updated
 			FROM (
-			    SELECT state_id, version, argMin(operation = 'delete', {order}) AS deleted,
+			    SELECT state_id, version, argMin(deleted, {order}) AS deleted,
 			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
 			           0 AS source
 			    FROM {changelog}
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND segment >= :fromSegment
+			      AND {partMax} > :fromBlock
 			    GROUP BY state_id, version
 			    UNION ALL
 			    SELECT state_id, version, deleted, length(document), updated_at, 1
@@ -165,44 +196,34 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			ORDER BY state_id
 			LIMIT :limit""";
 
+	/** The retained rows of an id from a version on (documents of that version only) and its state row. */
 	private static final String VERSION = """
-			SELECT state_id, version, deleted, document, fencing, updated_at
-			FROM (
-			    SELECT state_id, version, argMin(operation = 'delete', {order}) AS deleted,
-			           argMin(document, {order}) AS document, argMin(fencing, {order}) AS fencing,
-			           argMin(written_at, {order}) AS updated_at, 0 AS source
-			    FROM {changelog}
-			    WHERE state_id = :id AND version = :version
-			    GROUP BY state_id, version
-			    UNION ALL
-			    SELECT state_id, version, deleted, document, fencing, updated_at, 1 AS source
-			    FROM {state} FINAL
-			    WHERE state_id = :id AND version = :version
-			)
-			ORDER BY source DESC
-			LIMIT 1""";
-
-	/** Every retained version of an id (its winners), and the materialized one. */
-	private static final String HISTORY = """
-			SELECT version, w.1 AS operation, w.2 AS size_bytes, w.3 AS updated_at
-			FROM (
-			    SELECT version, argMin((toString(operation), length(document), written_at), {order}) AS w
-			    FROM {changelog}
-			    WHERE state_id = :id
-			    GROUP BY version
-			    UNION ALL
-			    SELECT version, (toString(operation), length(document), updated_at)
-			    FROM {state} FINAL
-			    WHERE state_id = :id
-			)
-			ORDER BY version
-			LIMIT 1 BY version""";
-
-	/** The highest committed block and segment (every later commit is higher in both). */
-	private static final String CUT = """
-			SELECT max(_block_number) AS cut_block, max(segment) AS cut_segment
+			SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+			       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes,
+			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized
 			FROM {changelog}
-			WHERE segment >= :fromSegment""";
+			WHERE state_id = :id AND version >= :version AND _block_number > {floor}
+			UNION ALL
+			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, 0, 0, 1
+			FROM {state} FINAL
+			WHERE state_id = :id""";
+
+	/** Every retained row of an id (no documents, their sizes) and its state row. */
+	private static final String HISTORY = """
+			SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+			       toString(operation) AS operation, length(document) AS size_bytes,
+			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized
+			FROM {changelog}
+			WHERE state_id = :id AND _block_number > {floor}
+			UNION ALL
+			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
+			       0, 0, 1
+			FROM {state} FINAL
+			WHERE state_id = :id""";
+
+	/** The highest committed block: every later commit takes a higher one. */
+	private static final String CUT = """
+			SELECT max(_block_number) FROM {changelog} WHERE {partMax} > :fromBlock""";
 
 	/**
 	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table: per id
@@ -210,47 +231,53 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * newer one — so a rerun after a crash, or a second materializer, adds nothing new.
 	 */
 	private static final String MATERIALIZE = """
-			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at)
-			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6
+			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent)
+			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8
 			FROM (
 			    SELECT state_id,
-			           argMax((version, operation = 'delete', operation, document, fencing, written_at),
+			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent),
 			                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
 			    FROM {changelog}
-			    WHERE segment >= :fromSegment AND _block_number > :fromBlock AND _block_number <= :toBlock
+			    WHERE {partMax} > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock
 			    GROUP BY state_id
 			) AS n
 			LEFT ANY JOIN (
 			    SELECT state_id, max(version) AS materialized
 			    FROM {state}
 			    WHERE state_id IN (SELECT state_id FROM {changelog}
-			                       WHERE segment >= :fromSegment AND _block_number > :fromBlock
+			                       WHERE {partMax} > :fromBlock AND _block_number > :fromBlock
 			                         AND _block_number <= :toBlock)
 			    GROUP BY state_id
 			) AS m ON n.state_id = m.state_id
 			WHERE n.w.1 > m.materialized""";
 
 	private static final String WATERMARK = """
-			SELECT max(value) AS newest_block, max(segment) AS newest_segment, max(recorded_at) AS newest_recorded_at,
-			       maxIf(value, recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis)) AS settled_block,
+			SELECT maxIf(value, key = 'materialized') AS cut,
+			       maxIf(recorded_at, key = 'materialized') AS cut_recorded_at,
+			       maxIf(value, key = 'materialized' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+			           AS settled_cut,
+			       maxIf(value, key = 'truncated') AS floor,
+			       maxIf(recorded_at, key = 'truncated') AS floor_recorded_at,
+			       maxIf(value, key = 'truncated' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+			           AS settled_floor,
 			       now64(3) AS now
-			FROM {meta}
-			WHERE key = 'materialized'""";
+			FROM {meta}""";
 
-	private static final String RECORD_WATERMARK = """
-			INSERT INTO {meta} (key, value, segment) VALUES ('materialized', ?, ?)""";
+	private static final String RECORD = "INSERT INTO {meta} (key, value) VALUES (?, ?)";
 
-	private static final String SEGMENTS = """
-			SELECT segment, max(_block_number) AS max_block, count() AS rows, max(written_at) AS last_write
-			FROM {changelog}
-			WHERE segment <= :upTo
-			GROUP BY segment
-			ORDER BY segment""";
+	private static final String PARTS = """
+			SELECT name, min_block_number, max_block_number,
+			       modification_time <= now() - toIntervalSecond(:retentionSeconds) AS old
+			FROM system.parts
+			WHERE database = :database AND table = :table AND active""";
 
-	private static final String DROP_SEGMENT = "ALTER TABLE {changelog} DROP PARTITION ?";
+	private static final String DROP_PART = "ALTER TABLE {changelog} DROP PART ?";
 
 	private static final String TAIL_ROWS = """
-			SELECT count() FROM {changelog} WHERE segment >= :fromSegment AND _block_number > :block""";
+			SELECT count() FROM {changelog} WHERE {partMax} > :block AND _block_number > :block""";
+
+	/** ClickHouse's code for a part that is no longer active (merged away). */
+	private static final int NO_SUCH_DATA_PART = 232;
 
 	private final JdbcClient jdbc;
 
@@ -258,109 +285,90 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String writer;
 
-	private final TailWatermark tail;
+	private final String database;
 
-	private final String newest;
+	private final String changelogTable;
 
-	private final String replays;
+	private final Map<String, String> names;
 
-	private final String append;
-
-	private final String winners;
-
-	private final String list;
-
-	private final String version;
-
-	private final String history;
-
-	private final String cut;
-
-	private final String materialize;
-
-	private final String watermark;
-
-	private final String recordWatermark;
-
-	private final String segments;
-
-	private final String dropSegment;
-
-	private final String tailRows;
-
-	ClickHouseChangelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, String writer,
-			TailWatermark tail) {
+	ClickHouseChangelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, String writer) {
 		this.jdbcTemplate = jdbcTemplate;
 		this.jdbc = JdbcClient.create(jdbcTemplate);
 		this.writer = writer;
-		this.tail = tail;
-		Map<String, String> names = Map.of("{order}", COMMIT_ORDER, "{changelog}", schema.table("changelog"),
-				"{state}", schema.table("state"), "{meta}", schema.table("meta"));
-		this.newest = sql(NEWEST, names);
-		this.replays = sql(REPLAYS, names);
-		this.append = sql(APPEND, names);
-		this.winners = sql(WINNERS, names);
-		this.list = sql(LIST, names);
-		this.version = sql(VERSION, names);
-		this.history = sql(HISTORY, names);
-		this.cut = sql(CUT, names);
-		this.materialize = sql(MATERIALIZE, names);
-		this.watermark = sql(WATERMARK, names);
-		this.recordWatermark = sql(RECORD_WATERMARK, names);
-		this.segments = sql(SEGMENTS, names);
-		this.dropSegment = sql(DROP_SEGMENT, names);
-		this.tailRows = sql(TAIL_ROWS, names);
+		this.database = schema.database();
+		this.changelogTable = schema.tableName("changelog");
+		this.names = Map.of("{order}", COMMIT_ORDER, "{partMax}", PART_MAX_BLOCK, "{floor}", FLOOR, "{changelog}",
+				schema.table("changelog"), "{state}", schema.table("state"), "{meta}", schema.table("meta"));
 	}
 
 	static ClickHouseTable changelogTable(long segmentSeconds) {
-		return new ClickHouseTable("changelog",
-				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds)));
+		return new ClickHouseTable("changelog", CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds))
+			.replace("{durable}", ClickHouseTable.DURABLE));
 	}
 
 	static ClickHouseTable stateTable() {
-		return new ClickHouseTable("state", STATE_TABLE);
+		return new ClickHouseTable("state", STATE_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
 	}
 
 	static ClickHouseTable metaTable() {
-		return new ClickHouseTable("meta", META_TABLE);
+		return new ClickHouseTable("meta", META_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
 	}
 
-	private static String sql(String template, Map<String, String> names) {
-		String sql = template;
-		for (Map.Entry<String, String> name : names.entrySet()) {
+	/** The statement with its names filled in ({@code FLOOR} names {@code meta}, so it goes first). */
+	private String sql(String template) {
+		String sql = template.replace("{floor}", FLOOR);
+		for (Map.Entry<String, String> name : this.names.entrySet()) {
 			sql = sql.replace(name.getKey(), name.getValue());
 		}
 		return sql;
 	}
 
 	@Override
-	public Map<String, StoredState> newest(Collection<String> ids) {
-		Map<String, StoredState> newest = new HashMap<>();
-		this.jdbc.sql(this.newest)
-			.param("ids", ids)
-			.param("fromSegment", this.tail.fromSegment())
-			.query((rs, n) -> {
-				// One tuple per id, as the driver decodes it: flattening it takes a subquery, which
-				// costs this engine more than the aggregate.
-				Object[] row = (Object[]) rs.getObject("newest");
-				return new StoredState(rs.getString("state_id"), ((Number) row[0]).longValue(), bool(row[1]),
-						(String) row[2], ((Number) row[3]).longValue(), ((ZonedDateTime) row[4]).toInstant());
-			})
-			.list()
-			.forEach((state) -> newest.put(state.id(), state));
+	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
+		Map<String, Head> newest = new HashMap<>();
+		this.jdbc.sql(sql(NEWEST)).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
+			// One tuple per id, as the driver decodes it: flattening it takes a subquery, which
+			// costs this engine more than the aggregate.
+			Object[] row = (Object[]) rs.getObject("newest");
+			String id = rs.getString("state_id");
+			StoredState state = new StoredState(id, ((Number) row[0]).longValue(), bool(row[1]), (String) row[2],
+					((Number) row[3]).longValue(), ((ZonedDateTime) row[4]).toInstant());
+			return new Head(state, uuid(row[5]), uuid(row[6]));
+		}).list().forEach((head) -> newest.put(head.state().id(), head));
 		return newest;
 	}
 
 	@Override
-	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys) {
+	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads) {
 		List<Object[]> pairs = keys.stream().map((key) -> new Object[] { key.id(), key.key() }).toList();
-		Map<IdempotencyKey, Replay> replays = new HashMap<>();
-		this.jdbc.sql(this.replays).param("keys", pairs).query((rs, row) -> {
-			StoredState state = storedState(rs, row);
-			replays.put(new IdempotencyKey(state.id(), rs.getString("idempotency_key")),
-					new Replay(new Committed(state, rs.getBoolean("created"), true), rs.getString("fingerprint")));
+		List<String> ids = keys.stream().map(IdempotencyKey::id).distinct().toList();
+		Map<String, List<Row>> rows = new HashMap<>();
+		List<Row> keyed = new ArrayList<>();
+		this.jdbc.sql(sql(REPLAYS)).param("keys", pairs).param("ids", ids).query((rs, n) -> {
+			Row row = new Row(rs.getString("state_id"), rs.getLong("version"), uuid(rs, "claim_id"), uuid(rs, "parent"),
+					rs.getBoolean("keyed") ? storedState(rs) : null, rs.getString("idempotency_key"),
+					rs.getString("idempotency_fingerprint"), rs.getBoolean("created"));
+			rows.computeIfAbsent(row.id(), (id) -> new ArrayList<>()).add(row);
+			if (row.state() != null) {
+				keyed.add(row);
+			}
 			return null;
 		}).list();
+		Map<String, Lineage> lineages = new HashMap<>();
+		Map<IdempotencyKey, Replay> replays = new HashMap<>();
+		keyed.sort(Comparator.comparingLong(Row::version));
+		for (Row row : keyed) {
+			Head head = heads.get(row.id());
+			if (head == null) {
+				continue;
+			}
+			Lineage lineage = lineages.computeIfAbsent(row.id(), (id) -> new Lineage(head, rows.get(id)));
+			if (lineage.won(row.version(), row.claimId()) && row.state() != null) {
+				// A key that won twice (two attempts raced) answers with its first win.
+				replays.putIfAbsent(new IdempotencyKey(row.id(), row.key()),
+						new Replay(new Committed(row.state(), row.created(), true), row.fingerprint()));
+			}
+		}
 		return replays;
 	}
 
@@ -368,46 +376,99 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	public void append(List<Claim> claims) {
 		List<Object[]> rows = new ArrayList<>(claims.size());
 		for (Claim claim : claims) {
-			rows.add(new Object[] { claim.id(), claim.version(),
-					claim.change().operation().name().toLowerCase(Locale.ROOT), claim.change().document(),
-					claim.change().fencing(), (claim.idempotency() != null) ? claim.idempotency().key() : "",
-					(claim.idempotency() != null) ? claim.idempotency().fingerprint() : "", claim.requestId(),
+			Change change = claim.change();
+			Idempotency idempotency = claim.idempotency();
+			rows.add(new Object[] { claim.id(), claim.version(), change.operation().name().toLowerCase(Locale.ROOT),
+					change.document(), change.deleted(), change.fencing(),
+					(idempotency != null) ? idempotency.key() : "",
+					(idempotency != null) ? idempotency.fingerprint() : "", claim.claimId(), claim.parent(),
 					claim.created(), this.writer });
 		}
-		this.jdbcTemplate.batchUpdate(this.append, rows);
+		this.jdbcTemplate.batchUpdate(sql(APPEND), rows);
 	}
 
 	@Override
-	public Map<Claim, Instant> winners(List<Claim> claims) {
-		Map<ClaimKey, Claim> byKey = new HashMap<>();
-		claims.forEach((claim) -> byKey.put(new ClaimKey(claim.id(), claim.version()), claim));
+	public Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock) {
 		List<Object[]> keys = claims.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList();
+		List<Object[]> nextKeys = claims.stream()
+			.map((claim) -> new Object[] { claim.id(), claim.version() + 1 })
+			.toList();
 		List<String> ids = claims.stream().map(Claim::id).distinct().toList();
-		Map<Claim, Instant> firsts = new HashMap<>();
-		Map<String, Long> materialized = new HashMap<>();
-		this.jdbc.sql(this.winners).param("ids", ids).param("keys", keys).query((rs, row) -> {
-			if (rs.getBoolean("materialized")) {
-				materialized.put(rs.getString("state_id"), rs.getLong("version"));
+		Map<VersionKey, Claimed> firsts = new HashMap<>();
+		Map<VersionKey, UUID> named = new HashMap<>();
+		Map<String, Claimed> materialized = new HashMap<>();
+		this.jdbc.sql(sql(VERDICTS))
+			.param("keys", keys)
+			.param("nextKeys", nextKeys)
+			.param("ids", ids)
+			.param("fromBlock", fromBlock)
+			.query((rs, n) -> {
+				VersionKey key = new VersionKey(rs.getString("state_id"), rs.getLong("version"));
+				UUID claim = uuid(rs, "claim");
+				switch (rs.getString("source")) {
+					case "first" -> firsts.put(key, new Claimed(key.version(), claim, instant(rs, "written_at"),
+							uuids(rs.getArray("claims").getArray())));
+					case "named" -> named.put(key, claim);
+					default -> materialized.put(key.id(), new Claimed(key.version(), claim, instant(rs, "written_at"),
+							uuids(rs.getArray("claims").getArray())));
+				}
 				return null;
+			})
+			.list();
+		Map<Claim, Verdict> verdicts = new HashMap<>();
+		for (Claim claim : claims) {
+			VersionKey key = new VersionKey(claim.id(), claim.version());
+			verdicts.put(claim, verdict(claim, firsts.get(key), named.get(key), materialized.get(claim.id())));
+		}
+		return verdicts;
+	}
+
+	/**
+	 * Decides a claim by identity where one is known — the parent its next version names, or the
+	 * materialized version — and by commit order among the claims of its version otherwise.
+	 * @param first the claims of its version, the first committed one first
+	 * @param named the winner the next version names as parent
+	 * @param state the materialized version (with its parent in {@code claims})
+	 */
+	private static Verdict verdict(Claim claim, @Nullable Claimed first, @Nullable UUID named,
+			@Nullable Claimed state) {
+		boolean present = first != null && first.claims().contains(claim.claimId());
+		UUID winner = named;
+		if (winner == null && state != null) {
+			if (state.version() == claim.version()) {
+				winner = state.claimId();
 			}
-			Claim claim = byKey.get(new ClaimKey(rs.getString("state_id"), rs.getLong("version")));
-			if (claim != null && claim.requestId().toString().equals(rs.getString("winner"))) {
-				firsts.put(claim, instant(rs, "written_at"));
+			else if (state.version() == claim.version() + 1) {
+				winner = state.claims().get(0);
 			}
-			return null;
-		}).list();
-		// A claim of a version that is already materialized lost to the claim materialized.
-		firsts.keySet().removeIf((claim) -> materialized.getOrDefault(claim.id(), 0L) >= claim.version());
-		return firsts;
+			else if (state.version() > claim.version()) {
+				// Decided and truncated beyond telling: only a batch far older than the retention.
+				return Verdict.UNKNOWN;
+			}
+		}
+		if (winner == null) {
+			winner = (first != null) ? first.claimId() : null;
+		}
+		if (!claim.claimId().equals(winner)) {
+			return present ? Verdict.LOST : Verdict.ABSENT;
+		}
+		if (first != null && claim.claimId().equals(first.claimId())) {
+			return Verdict.won(first.writtenAt());
+		}
+		if (state != null && state.version() == claim.version()) {
+			return Verdict.won(state.writtenAt());
+		}
+		return (first != null) ? Verdict.won(first.writtenAt()) : Verdict.UNKNOWN;
 	}
 
 	@Override
-	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit) {
-		return this.jdbc.sql(this.list)
+	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit,
+			long fromBlock) {
+		return this.jdbc.sql(sql(LIST))
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
 			.param("after", (after != null) ? after : "")
-			.param("fromSegment", this.tail.fromSegment())
+			.param("fromBlock", fromBlock)
 			.param("limit", limit)
 			.query((rs, row) -> new StateSummary(rs.getString("state_id"), rs.getLong("newest"),
 					instant(rs, "updated"), rs.getLong("size_bytes")))
@@ -416,35 +477,66 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Optional<StoredState> version(String id, long version) {
-		return this.jdbc.sql(this.version)
-			.param("id", id)
-			.param("version", version)
-			.query(ClickHouseChangelogRepository::storedState)
-			.optional();
+		Retained retained = retained(sql(VERSION), id, version);
+		if (retained == null) {
+			return Optional.empty();
+		}
+		UUID winner = retained.lineage().winner(version);
+		return retained.rows()
+			.stream()
+			.filter((row) -> row.version() == version && row.claimId().equals(winner))
+			.findFirst()
+			.map(HistoryRow::state);
 	}
 
 	@Override
 	public List<VersionInfo> history(String id) {
-		return this.jdbc.sql(this.history)
+		Retained retained = retained(sql(HISTORY), id, 0);
+		if (retained == null) {
+			return List.of();
+		}
+		Map<Long, VersionInfo> versions = new HashMap<>();
+		for (HistoryRow row : retained.rows()) {
+			if (retained.lineage().won(row.version(), row.claimId())) {
+				versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
+						row.state().updatedAt(), row.sizeBytes()));
+			}
+		}
+		return versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList();
+	}
+
+	/** The retained rows of an id and the lineage of their winners; {@code null} for an unknown id. */
+	private @Nullable Retained retained(String sql, String id, long fromVersion) {
+		List<HistoryRow> rows = this.jdbc.sql(sql)
 			.param("id", id)
-			.query((rs, n) -> new VersionInfo(rs.getLong("version"),
-					Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
-					instant(rs, "updated_at"), rs.getLong("size_bytes")))
+			.param("version", fromVersion)
+			.query((rs, n) -> new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"),
+					rs.getString("body"), rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"),
+					uuid(rs, "parent"), Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
+					rs.getLong("size_bytes"), rs.getLong("block_number"), rs.getLong("block_offset"),
+					rs.getBoolean("materialized")))
 			.list();
+		// The newest: the highest version; at equal versions the materialized row, else the first committed.
+		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
+			.thenComparing(HistoryRow::materialized)
+			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
+			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
+		return rows.stream()
+			.max(newest)
+			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
+					rows.stream().filter((row) -> !row.materialized()).toList())))
+			.orElse(null);
 	}
 
 	@Override
-	public Cut cut(long fromSegment) {
-		return this.jdbc.sql(this.cut)
-			.param("fromSegment", fromSegment)
-			.query((rs, n) -> new Cut(rs.getLong("cut_block"), rs.getLong("cut_segment")))
-			.single();
+	public long cut(long fromBlock) {
+		long cut = this.jdbc.sql(sql(CUT)).param("fromBlock", fromBlock).query(Long.class).single();
+		return Math.max(cut, fromBlock);
 	}
 
 	@Override
-	public long materialize(long fromSegment, long fromBlock, long toBlock) {
-		return this.jdbc.sql(this.materialize)
-			.param("fromSegment", fromSegment)
+	public long materialize(long fromBlock, long toBlock) {
+		return this.jdbc.sql(sql(MATERIALIZE))
 			.param("fromBlock", fromBlock)
 			.param("toBlock", toBlock)
 			.update();
@@ -452,46 +544,61 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Watermark watermark(Duration grace) {
-		return this.jdbc.sql(this.watermark)
+		return this.jdbc.sql(sql(WATERMARK))
 			.param("graceMillis", grace.toMillis())
-			.query((rs, n) -> new Watermark(rs.getLong("newest_block"), rs.getLong("newest_segment"),
-					instant(rs, "newest_recorded_at"), rs.getLong("settled_block"), instant(rs, "now")))
+			.query((rs, n) -> new Watermark(rs.getLong("cut"), instant(rs, "cut_recorded_at"), rs.getLong("settled_cut"),
+					rs.getLong("floor"), instant(rs, "floor_recorded_at"), rs.getLong("settled_floor"),
+					instant(rs, "now")))
 			.single();
 	}
 
 	@Override
-	public void recordWatermark(Cut cut) {
-		this.jdbc.sql(this.recordWatermark).params(cut.block(), cut.segment()).update();
+	public void recordCut(long block) {
+		this.jdbc.sql(sql(RECORD)).params("materialized", block).update();
 	}
 
 	@Override
-	public List<Segment> segments(long upTo) {
-		return this.jdbc.sql(this.segments)
-			.param("upTo", upTo)
-			.query((rs, n) -> new Segment(rs.getLong("segment"), rs.getLong("max_block"), rs.getLong("rows"),
-					instant(rs, "last_write")))
+	public void recordFloor(long block) {
+		this.jdbc.sql(sql(RECORD)).params("truncated", block).update();
+	}
+
+	@Override
+	public List<Part> parts(Duration retention) {
+		return this.jdbc.sql(PARTS)
+			.param("retentionSeconds", Math.max(1, (retention.toMillis() + 999) / 1000))
+			.param("database", this.database)
+			.param("table", this.changelogTable)
+			.query((rs, n) -> new Part(rs.getString("name"), rs.getLong("min_block_number"),
+					rs.getLong("max_block_number"), rs.getBoolean("old")))
 			.list();
 	}
 
 	@Override
-	public void dropSegment(long segment) {
-		this.jdbc.sql(this.dropSegment).params(segment).update();
+	public boolean dropPart(String name) {
+		try {
+			this.jdbc.sql(sql(DROP_PART)).params(name).update();
+			return true;
+		}
+		catch (DataAccessException ex) {
+			Throwable cause = ex.getMostSpecificCause();
+			if ((cause instanceof SQLException sql && sql.getErrorCode() == NO_SUCH_DATA_PART)
+					|| String.valueOf(cause.getMessage()).contains("NO_SUCH_DATA_PART")) {
+				return false;
+			}
+			throw ex;
+		}
 	}
 
 	@Override
-	public long tailRows(long fromSegment, long block) {
-		return this.jdbc.sql(this.tailRows)
-			.param("fromSegment", fromSegment)
-			.param("block", block)
-			.query(Long.class)
-			.single();
+	public long tailRows(long block) {
+		return this.jdbc.sql(sql(TAIL_ROWS)).param("block", block).query(Long.class).single();
 	}
 
 	private static boolean bool(Object value) {
 		return (value instanceof Boolean flag) ? flag : ((Number) value).intValue() != 0;
 	}
 
-	private static StoredState storedState(ResultSet rs, int row) throws SQLException {
+	private static StoredState storedState(ResultSet rs) throws SQLException {
 		return new StoredState(rs.getString("state_id"), rs.getLong("version"), rs.getBoolean("deleted"),
 				rs.getString("document"), rs.getLong("fencing"), instant(rs, "updated_at"));
 	}
@@ -500,7 +607,48 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		return rs.getTimestamp(column).toInstant();
 	}
 
-	private record ClaimKey(String id, long version) {
+	private static UUID uuid(ResultSet rs, String column) throws SQLException {
+		return uuid(rs.getObject(column));
+	}
+
+	private static UUID uuid(Object value) {
+		return (value instanceof UUID uuid) ? uuid : UUID.fromString(value.toString());
+	}
+
+	private static List<UUID> uuids(Object array) {
+		List<UUID> uuids = new ArrayList<>();
+		if (array instanceof Object[] values) {
+			for (Object value : values) {
+				uuids.add(uuid(value));
+			}
+		}
+		return uuids;
+	}
+
+	private record VersionKey(String id, long version) {
+	}
+
+	/** A version's claims (or a materialized version, its parent in {@code claims}). */
+	private record Claimed(long version, UUID claimId, Instant writtenAt, List<UUID> claims) {
+	}
+
+	/** A changelog row read for a replay: {@code state} only where it carries a key. */
+	private record Row(String id, long version, UUID claimId, UUID parent, @Nullable StoredState state, String key,
+			String fingerprint, boolean created) implements Lineage.Link {
+	}
+
+	/** A row of an id's history; {@code materialized} for the state table's row. */
+	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation, long sizeBytes,
+			long block, long offset, boolean materialized) implements Lineage.Link {
+
+		@Override
+		public long version() {
+			return this.state.version();
+		}
+
+	}
+
+	private record Retained(List<HistoryRow> rows, Lineage lineage) {
 	}
 
 }

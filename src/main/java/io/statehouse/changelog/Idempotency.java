@@ -20,15 +20,20 @@ public record Idempotency(String key, String fingerprint) {
 	 * @param key the key, {@code null} when the client sent none
 	 * @param operation what the request does
 	 * @param body what it sent
+	 * @param conditions what it made the write depend on (preconditions, lease), in one canonical
+	 * text: the same key with other conditions is another request
 	 * @return the idempotency of the request, {@code null} without a key
 	 */
-	public static @Nullable Idempotency of(@Nullable String key, Change.Operation operation, String body) {
+	public static @Nullable Idempotency of(@Nullable String key, Change.Operation operation, String body,
+			String conditions) {
 		if (key == null) {
 			return null;
 		}
 		try {
 			MessageDigest digest = MessageDigest.getInstance("SHA-256");
 			digest.update(operation.name().getBytes(StandardCharsets.US_ASCII));
+			digest.update((byte) 0);
+			digest.update(conditions.getBytes(StandardCharsets.UTF_8));
 			digest.update((byte) 0);
 			digest.update(body.getBytes(StandardCharsets.UTF_8));
 			return new Idempotency(key, HexFormat.of().formatHex(digest.digest(), 0, 16));

@@ -6,21 +6,24 @@ import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
-/** What the state feature needs from storage: reads of the newest version, and the writer. */
+/** What the state and lock features need from storage: reads of the newest version, and the writer. */
 public class StateStore {
 
 	private final ChangelogRepository repository;
 
 	private final ChangelogWriter writer;
 
-	StateStore(ChangelogRepository repository, ChangelogWriter writer) {
+	private final TailWatermark tail;
+
+	StateStore(ChangelogRepository repository, ChangelogWriter writer, TailWatermark tail) {
 		this.repository = repository;
 		this.writer = writer;
+		this.tail = tail;
 	}
 
 	/** The newest version of an id (possibly a tombstone), if it was ever written. */
 	public Optional<StoredState> newest(String id) {
-		return Optional.ofNullable(this.repository.newest(List.of(id)).get(id));
+		return Optional.ofNullable(this.repository.newest(List.of(id), this.tail.block()).get(id)).map(Head::state);
 	}
 
 	/** A given version of an id. */
@@ -28,14 +31,14 @@ public class StateStore {
 		return this.repository.version(id, version);
 	}
 
-	/** The versions of an id that the changelog retains, and the materialized one, oldest first. */
+	/** The versions of an id that the changelog retains, and the newest, oldest first. */
 	public List<VersionInfo> history(String id) {
 		return this.repository.history(id);
 	}
 
 	/** Live states in id order, after {@code after}. */
 	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit) {
-		return this.repository.list(prefix, likePattern, after, limit);
+		return this.repository.list(prefix, likePattern, after, limit, this.tail.block());
 	}
 
 	/** See {@link ChangelogWriter#write}. */
@@ -51,6 +54,17 @@ public class StateStore {
 	/** See {@link ChangelogWriter#await}. */
 	public Committed await(CompletableFuture<Committed> write) {
 		return this.writer.await(write);
+	}
+
+	/**
+	 * Raises the fencing token of an id to a new lease's: a new version with the same document
+	 * (or none), written in the same commit order as every write of the id. Once it is durable,
+	 * a write under an earlier lease is refused however late it commits, and every write that
+	 * committed before it is visible to whoever reads after it.
+	 * @return the fence version
+	 */
+	public Committed fence(String id, long fencing) {
+		return this.writer.write(id, (current) -> Change.fence(current, fencing), null, 0);
 	}
 
 }

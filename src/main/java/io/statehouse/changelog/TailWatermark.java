@@ -1,23 +1,22 @@
 package io.statehouse.changelog;
 
 /**
- * The segment from which a read must look at the changelog: every change committed after the
- * newest materialization cut lies in that cut's segment or later, and everything before is in
- * the state table. Reads start one segment earlier, so that a server clock stepping back by less
- * than a segment cannot hide a change. Zero (read everything) until a cut is known.
+ * Where a read must look at the changelog: every change committed after the newest recorded
+ * materialization cut has a higher block, and everything up to it is in the state table. Zero
+ * (read everything) until a cut is known.
  */
 final class TailWatermark {
 
-	private volatile long segment;
+	private volatile long block;
 
-	long fromSegment() {
-		return Math.max(0, this.segment - 1);
+	long block() {
+		return this.block;
 	}
 
 	/** Moves forward only: an older cut learned late changes nothing. */
-	synchronized void advance(long segment) {
-		if (segment > this.segment) {
-			this.segment = segment;
+	synchronized void advance(long block) {
+		if (block > this.block) {
+			this.block = block;
 		}
 	}
 

@@ -3,42 +3,50 @@ package io.statehouse.changelog;
 import java.time.Duration;
 
 /**
- * A write was not taken now and may be retried: the writer is saturated, shutting down, or
- * the id is too contended; or its outcome is unknown (retry it with the same idempotency key).
+ * A write was not taken now and may be retried: the writer is saturated, shutting down, or the
+ * id is too contended; or its outcome is unknown (retry it with the same idempotency key).
  */
 public class WriteUnavailableException extends RuntimeException {
 
 	private final Duration retryAfter;
 
-	private WriteUnavailableException(String message, Duration retryAfter) {
+	private final boolean outcomeUnknown;
+
+	private WriteUnavailableException(String message, Duration retryAfter, boolean outcomeUnknown) {
 		super(message);
 		this.retryAfter = retryAfter;
+		this.outcomeUnknown = outcomeUnknown;
 	}
 
 	static WriteUnavailableException saturated() {
 		return new WriteUnavailableException("Too many writes are waiting to become durable; retry shortly.",
-				Duration.ofSeconds(1));
+				Duration.ofSeconds(1), false);
 	}
 
 	static WriteUnavailableException stopping() {
 		return new WriteUnavailableException("This instance is shutting down; retry on another.",
-				Duration.ofSeconds(1));
+				Duration.ofSeconds(1), false);
 	}
 
 	static WriteUnavailableException contended(String id, int attempts) {
 		return new WriteUnavailableException("State '" + id + "' changed under " + attempts
-				+ " consecutive attempts by concurrent writers; retry shortly.", Duration.ofSeconds(1));
+				+ " consecutive attempts by concurrent writers; retry shortly.", Duration.ofSeconds(1), false);
 	}
 
 	static WriteUnavailableException outcomeUnknown() {
-		return new WriteUnavailableException("The write did not complete in time and may or may not have been "
-				+ "applied; retry it with the same Idempotency-Key to find out without applying it twice.",
-				Duration.ofSeconds(2));
+		return new WriteUnavailableException("The write may or may not have been applied: its outcome could not be "
+				+ "learned from the storage in time. Retry it with the same Idempotency-Key to find out without "
+				+ "applying it twice.", Duration.ofSeconds(2), true);
 	}
 
 	/** When the client may try again. */
 	public Duration retryAfter() {
 		return this.retryAfter;
+	}
+
+	/** Whether the write may have been applied (a retry must carry the same idempotency key). */
+	public boolean isOutcomeUnknown() {
+		return this.outcomeUnknown;
 	}
 
 }

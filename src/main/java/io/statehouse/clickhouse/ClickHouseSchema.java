@@ -35,7 +35,17 @@ public class ClickHouseSchema implements InitializingBean {
 
 	/** The qualified, quoted name of a table: {@code `database`.`prefix+name`}. */
 	public String table(String name) {
-		return "`" + this.properties.database() + "`.`" + this.properties.tablePrefix() + name + "`";
+		return "`" + database() + "`.`" + tableName(name) + "`";
+	}
+
+	/** The database of Statehouse's tables, as {@code system} tables name it. */
+	public String database() {
+		return this.properties.database();
+	}
+
+	/** A table's name within the database (prefixed), as {@code system} tables name it. */
+	public String tableName(String name) {
+		return this.properties.tablePrefix() + name;
 	}
 
 	@Override

@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -23,8 +24,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * of a slot wins it, and every claimant that reads after its own insert names the same winner
  * — no sleep, no unique constraint. ClickHouse stamps each claim as it writes it
  * ({@code written_at}), and the lease's times and a grant's fencing token derive from that one
- * stamp. The table's {@code TTL} only collects garbage, days after a lease ended; every read
- * judges expiry itself, so a row the TTL has not reached yet never counts as live.
+ * stamp. A renewal or release that ClickHouse writes once the lease has lapsed is void: it
+ * changes nothing and takes no slot, so a lapsed lease is never revived, and that is decided by
+ * the row itself, at microsecond precision. The table's {@code TTL} only collects garbage, days
+ * after a lease ended; every read judges expiry itself, so a row the TTL has not reached yet
+ * never counts as live.
  *
  * <p>Commit order and block order agree only on a single, non-replicated MergeTree. On a
  * replicated table block numbers are allocated in Keeper before the part commits, so there a
@@ -42,16 +46,18 @@ class ClickHouseLockRepository implements LockRepository {
 			    token UUID,
 			    owner String,
 			    ttl_ms UInt32,
+			    lapses_at DateTime64(6) DEFAULT 0,
 			    fencing_floor UInt64 EPHEMERAL,
 			    written_at DateTime64(6) DEFAULT now64(6),
 			    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
-			    acquired_at DateTime64(3) DEFAULT written_at,
-			    expires_at DateTime64(3) DEFAULT written_at + toIntervalMillisecond(ttl_ms)
+			    acquired_at DateTime64(6) DEFAULT written_at,
+			    expires_at DateTime64(6) DEFAULT written_at + toIntervalMillisecond(ttl_ms),
+			    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at
 			)
 			ENGINE = MergeTree
 			ORDER BY (lock_id, slot)
 			TTL toDateTime(expires_at) + INTERVAL 2 DAY
-			SETTINGS enable_block_number_column = 1, fsync_after_insert = 1""";
+			SETTINGS enable_block_number_column = 1, {durable}""";
 
 	private static final String COLUMNS = "lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, "
 			+ "acquired_at, expires_at, ttl_ms";
@@ -61,28 +67,32 @@ class ClickHouseLockRepository implements LockRepository {
 			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing_floor)
 			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?)""";
 
-	/** A renewal or release: the lease's fencing token and grant time carry over. */
+	/**
+	 * A renewal or release: the lease's fencing token and grant time carry over, and the claim is
+	 * void — no change at all — if ClickHouse writes it once the lease has lapsed.
+	 */
 	private static final String CHANGE = """
-			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, lapses_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * Every claim of a slot, with its commit order: as few columns as a claimant needs to know
 	 * whether it won and what ClickHouse stamped on its claim (each column read costs this engine).
 	 */
 	private static final String CLAIMS_OF_SLOT = """
-			SELECT claim_id, fencing, acquired_at, expires_at, _block_number
+			SELECT claim_id, fencing, acquired_at, expires_at, void, _block_number
 			FROM {claims}
 			WHERE lock_id = :id AND slot = :slot""";
 
 	/**
 	 * Every claim of the latest slot, with its commit order, and whether each is a lease still
-	 * running by ClickHouse's clock. Read in the table's order, from the end.
+	 * running by ClickHouse's clock. Read in the table's order, from the end; void claims changed
+	 * nothing and take no slot.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
-			SELECT {columns}, _block_number, kind != 'release' AND expires_at > now64(3) AS held
+			SELECT {columns}, _block_number, kind != 'release' AND expires_at > now64(6) AS held
 			FROM {claims}
-			WHERE lock_id = :id
+			WHERE lock_id = :id AND NOT void
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
 
@@ -97,12 +107,12 @@ class ClickHouseLockRepository implements LockRepository {
 			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
 			                      _block_number) AS winner
 			        FROM {claims}
-			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after
+			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND NOT void
 			        GROUP BY lock_id, slot
 			    )
 			    GROUP BY lock_id
 			)
-			WHERE kind != 'release' AND expires_at > now64(3)
+			WHERE kind != 'release' AND expires_at > now64(6)
 			ORDER BY lock_id
 			LIMIT :limit""";
 
@@ -129,7 +139,7 @@ class ClickHouseLockRepository implements LockRepository {
 	}
 
 	static ClickHouseTable claimsTable() {
-		return new ClickHouseTable("lock_claims", CLAIMS_TABLE);
+		return new ClickHouseTable("lock_claims", CLAIMS_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
 	}
 
 	@Override
@@ -156,23 +166,33 @@ class ClickHouseLockRepository implements LockRepository {
 			this.jdbc.sql(this.change)
 				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
 						claim.token(), claim.owner(), claim.ttl().toMillis(), claim.fencing(),
-						// An integer is a DateTime64(3)'s count of ms since the epoch, whatever the timezone.
-						Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")
-							.toEpochMilli())
+						micros(Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")),
+						micros(Objects.requireNonNull(claim.lapsesAt(), "a renewal or release carries its lease's end")))
 				.update();
 		}
 	}
 
 	@Override
 	public Outcome readBack(Claim claim) {
-		List<InCommitOrder<LockRecord>> claims = this.jdbc.sql(this.claimsOfSlot)
+		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
+		boolean written = false;
+		for (ClaimedSlot claimed : this.jdbc.sql(this.claimsOfSlot)
 			.param("id", claim.id())
 			.param("slot", claim.slot())
-			.query((rs, n) -> new InCommitOrder<>(claimed(claim, rs), rs))
-			.list();
-		boolean written = claims.stream().anyMatch((committed) -> committed.value().claimId().equals(claim.claimId()));
+			.query((rs, n) -> new ClaimedSlot(new InCommitOrder<>(claimed(claim, rs), rs), rs.getBoolean("void")))
+			.list()) {
+			written |= claimed.claim().value().claimId().equals(claim.claimId());
+			if (!claimed.isVoid()) {
+				claims.add(claimed.claim());
+			}
+		}
 		LockRecord first = claims.stream().min(InCommitOrder.ORDER).map(InCommitOrder::value).orElse(null);
 		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
+	}
+
+	/** An integer is a DateTime64(6)'s count of µs since the epoch, whatever the timezone. */
+	private static long micros(Instant instant) {
+		return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000);
 	}
 
 	@Override
@@ -204,6 +224,9 @@ class ClickHouseLockRepository implements LockRepository {
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {
 		return rs.getTimestamp(column).toInstant();
+	}
+
+	private record ClaimedSlot(InCommitOrder<LockRecord> claim, boolean isVoid) {
 	}
 
 	/**

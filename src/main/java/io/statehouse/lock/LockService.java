@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRepository.Outcome;
 import io.statehouse.web.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
@@ -41,9 +43,9 @@ public class LockService {
 	/** How long a claim's outcome is sought while ClickHouse does not answer. */
 	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
-	private static final long MAX_READ_BACK_PAUSE_MILLIS = 1000;
-
 	private final LockRepository repository;
+
+	private final StateStore states;
 
 	/**
 	 * The latest slot this instance won, per id. Entries are written moments after their row and
@@ -61,8 +63,9 @@ public class LockService {
 	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
 	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
 
-	LockService(LockRepository repository) {
+	LockService(LockRepository repository, StateStore states) {
 		this.repository = repository;
+		this.states = states;
 	}
 
 	/**
@@ -126,9 +129,36 @@ public class LockService {
 			}
 			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl));
 			if (granted != null) {
-				return granted.lease();
+				return fenced(granted, previous);
 			}
 			free = false;
+		}
+	}
+
+	/**
+	 * Fences the state of the id with the new lease's token before the grant is answered, when an
+	 * earlier lease existed: a write under that lease may still be on its way (checked when its
+	 * request arrived, committed later). Once the fence is durable such a write is refused
+	 * however late it commits, and any that committed before it is visible to the new holder's
+	 * first read — so two leases never interleave a read-modify-write. If the fence cannot be
+	 * written, the grant is withdrawn.
+	 */
+	private Lease fenced(LockRecord granted, @Nullable LockRecord previous) {
+		if (previous == null) {
+			return granted.lease();
+		}
+		try {
+			this.states.fence(granted.id(), granted.fencing());
+			return granted.lease();
+		}
+		catch (RuntimeException ex) {
+			try {
+				release(granted.id(), granted.token(), false);
+			}
+			catch (RuntimeException releaseFailed) {
+				ex.addSuppressed(releaseFailed);
+			}
+			throw ex;
 		}
 	}
 
@@ -164,15 +194,11 @@ public class LockService {
 					throw LockConflictException.notHolder(id);
 				}
 			}
-			LockRecord release = claim(Claim.release(holder));
-			if (release != null) {
+			// Written once the lease has lapsed, a release is void and loses: the next read finds
+			// that the lease ended on its own (404).
+			if (claim(Claim.release(holder)) != null) {
 				synchronized (this.released) {
 					this.released.notifyAll();
-				}
-				if (release.expiresAt().isAfter(holder.expiresAt())) {
-					// Written after the lease had lapsed (it was remembered, or lapsed since the
-					// read): it had ended on its own, as a read now would say.
-					throw LockNotFoundException.forId(id);
 				}
 				return;
 			}
@@ -213,26 +239,7 @@ public class LockService {
 	}
 
 	private Outcome readBack(Claim claim) {
-		long deadline = System.nanoTime() + READ_BACK_PATIENCE.toNanos();
-		long pause = FIRST_BACKOFF_MILLIS;
-		while (true) {
-			try {
-				return this.repository.readBack(claim);
-			}
-			catch (DataAccessException ex) {
-				if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) > deadline) {
-					throw ex;
-				}
-				try {
-					Thread.sleep(pause);
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					throw ex;
-				}
-				pause = Math.min(pause * 2, MAX_READ_BACK_PAUSE_MILLIS);
-			}
-		}
+		return ReadBack.withPatience(() -> this.repository.readBack(claim), READ_BACK_PATIENCE);
 	}
 
 	/** The live lease on an id. */

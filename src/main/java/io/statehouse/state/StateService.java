@@ -9,7 +9,6 @@ import java.util.concurrent.CompletableFuture;
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Change.Operation;
 import io.statehouse.changelog.Committed;
-import io.statehouse.changelog.Idempotency;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
@@ -82,8 +81,8 @@ public class StateService {
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
-			return new Change(Operation.PUT, document, fencing);
-		}, Idempotency.of(conditions.idempotencyKey(), Operation.PUT, document), document.length());
+			return Change.put(document, fencing);
+		}, conditions.idempotency(Operation.PUT, document), document.length());
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
@@ -93,18 +92,18 @@ public class StateService {
 		return this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
 			String base = StoredState.isLive(current) ? current.document() : "{}";
-			return new Change(Operation.PATCH, this.documents.mergePatch(base, patch), fencing);
-		}, Idempotency.of(conditions.idempotencyKey(), Operation.PATCH, patch), patch.length());
+			return Change.patch(this.documents.mergePatch(base, patch), fencing);
+		}, conditions.idempotency(Operation.PATCH, patch), patch.length());
 	}
 
 	/** Deletes the state: a tombstone version. */
 	public Committed delete(String id, WriteConditions conditions) {
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
-			Change tombstone = tombstone(id, current, fencing);
+			// The conditions first: If-Match on a deleted state is a failed precondition (412).
 			check(id, current, conditions, fencing);
-			return tombstone;
-		}, Idempotency.of(conditions.idempotencyKey(), Operation.DELETE, ""), 0);
+			return tombstone(id, current, fencing);
+		}, conditions.idempotency(Operation.DELETE, ""), 0);
 	}
 
 	/** The change that deletes a live state. */
@@ -112,7 +111,7 @@ public class StateService {
 		if (!StoredState.isLive(current)) {
 			throw StateNotFoundException.forId(id);
 		}
-		return new Change(Operation.DELETE, "", fencing);
+		return Change.delete(fencing);
 	}
 
 	/** The fencing token of the lease a write presents (0: none), checked against the lock now. */

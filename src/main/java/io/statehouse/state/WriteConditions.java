@@ -1,5 +1,7 @@
 package io.statehouse.state;
 
+import io.statehouse.changelog.Change;
+import io.statehouse.changelog.Idempotency;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -11,4 +13,14 @@ import org.jspecify.annotations.Nullable;
  */
 public record WriteConditions(Preconditions preconditions, @Nullable String lockToken,
 		@Nullable String idempotencyKey) {
+
+	/**
+	 * The idempotency of a write with these conditions: a retry must repeat the operation, the
+	 * body and the conditions; {@code null} without a key.
+	 */
+	@Nullable Idempotency idempotency(Change.Operation operation, String body) {
+		return Idempotency.of(this.idempotencyKey, operation, body,
+				this.preconditions + "|" + ((this.lockToken != null) ? this.lockToken.strip() : ""));
+	}
+
 }

@@ -1,12 +1,12 @@
 package io.statehouse.web;
 
-import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 
 import io.statehouse.changelog.IdempotencyKeyReusedException;
 import io.statehouse.changelog.WriteUnavailableException;
+import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.lock.Lease;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockHeldException;
@@ -21,14 +21,11 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
-import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
@@ -102,13 +99,14 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
 	@ExceptionHandler
 	ResponseEntity<Object> writeUnavailable(WriteUnavailableException ex, WebRequest request) {
-		return unavailable("write-unavailable", ex.getMessage(), ex.retryAfter(), ex, request);
+		return unavailable(ex.isOutcomeUnknown() ? "write-outcome-unknown" : "write-unavailable", ex.getMessage(),
+				ex.retryAfter(), ex, request);
 	}
 
 	@ExceptionHandler
 	ResponseEntity<Object> dataAccess(DataAccessException ex, WebRequest request) {
-		if (isOutage(ex)) {
-			logger.warn("ClickHouse is unavailable: " + ex.getMostSpecificCause());
+		if (ClickHouseErrors.isOutage(ex)) {
+			logger.warn("ClickHouse is unavailable: " + ClickHouseErrors.describe(ex));
 			return unavailable("storage-unavailable", "The storage (ClickHouse) is not answering; retry shortly.",
 					Duration.ofSeconds(2), ex, request);
 		}
@@ -153,17 +151,6 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setType(type(kind));
 		return problem;
-	}
-
-	/** ClickHouse down, unreachable, timing out or refusing connections: worth a retry. */
-	static boolean isOutage(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof DataAccessResourceFailureException || cause instanceof TransientDataAccessException
-					|| cause instanceof CannotGetJdbcConnectionException || cause instanceof IOException) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	private static String kind(HttpStatusCode status) {

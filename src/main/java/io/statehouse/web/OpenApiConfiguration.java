@@ -45,7 +45,8 @@ class OpenApiConfiguration {
 				ApiResponses responses = operation.getResponses();
 				responses.putIfAbsent("400", problemResponse("Malformed input (id, header, parameter or body)", problem));
 				responses.putIfAbsent("503", problemResponse("Storage unavailable or writes saturated; retry after "
-						+ "`Retry-After` seconds", problem)
+						+ "`Retry-After` seconds. A write answered `urn:statehouse:problem:write-outcome-unknown` may or "
+						+ "may not have been applied: retry it with the same `Idempotency-Key`", problem)
 					.addHeaderObject("Retry-After", new Header().description("Seconds to wait before retrying")
 						.schema(new IntegerSchema())));
 			}));

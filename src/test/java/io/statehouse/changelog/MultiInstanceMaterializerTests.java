@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.ServiceProcess;
@@ -86,10 +87,70 @@ class MultiInstanceMaterializerTests {
 						.isEqualTo(version);
 				}
 			});
-			assertThat(metric(first, "statehouse_changelog_segments_dropped_total")
-					+ metric(second, "statehouse_changelog_segments_dropped_total"))
-				.as("segments were truncated while it ran")
+			assertThat(metric(first, "statehouse_changelog_parts_dropped_total")
+					+ metric(second, "statehouse_changelog_parts_dropped_total"))
+				.as("parts were dropped while it ran")
 				.isPositive();
+		}
+	}
+
+	@Test
+	void conditionalWriteChainsAreNeverJudgedLostWhileTwoMaterializersRunWithoutPause() throws Exception {
+		try (EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
+				ServiceProcess first = ServiceProcess.start(this.directory, args(engine, "1ms"));
+				ServiceProcess second = ServiceProcess.start(this.directory,
+						args(engine, "1ms", "--statehouse.clickhouse.pool-size=2"))) {
+			List<StatehouseClient> clients = List.of(StatehouseClient.forPort(first.port()),
+					StatehouseClient.forPort(second.port()));
+			AtomicBoolean stop = new AtomicBoolean();
+			ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+			AtomicInteger writes = new AtomicInteger();
+			List<Thread> workers = new ArrayList<>();
+			for (int w = 0; w < 8; w++) {
+				String id = "chain:" + w;
+				StatehouseClient client = clients.get(w % 2);
+				Thread thread = new Thread(() -> {
+					long version = 0;
+					int attempt = 0;
+					while (!stop.get()) {
+						String key = id + "-" + (++attempt);
+						Response written = (version == 0)
+								? client.put("/states/" + id, "{\"n\":0}", "If-None-Match", "*", "Idempotency-Key", key)
+								: client.put("/states/" + id, "{\"n\":" + version + "}", "If-Match", "\"" + version + "\"",
+										"Idempotency-Key", key);
+						writes.incrementAndGet();
+						if (written.status() >= 300 || written.version() != version + 1
+								|| written.header("Idempotent-Replayed").isPresent()) {
+							problems.add(id + " after version " + version + ": " + written);
+							return;
+						}
+						version = written.version();
+						if (version % 10 == 0) {
+							Response deleted = client.delete("/states/" + id, "If-Match", "\"" + version + "\"");
+							if (deleted.status() != 204) {
+								problems.add(id + " delete of " + version + ": " + deleted);
+								return;
+							}
+							version = 0;
+							Response recreated = client.put("/states/" + id, "{\"n\":0}", "If-None-Match", "*");
+							if (recreated.status() != 201) {
+								problems.add(id + " recreate: " + recreated);
+								return;
+							}
+							version = recreated.version();
+						}
+					}
+				});
+				workers.add(thread);
+				thread.start();
+			}
+			Thread.sleep(10_000);
+			stop.set(true);
+			for (Thread worker : workers) {
+				worker.join();
+			}
+			assertThat(problems).as("of %d conditional writes", writes.get()).isEmpty();
+			assertThat(writes.get()).isGreaterThan(100);
 		}
 	}
 
@@ -120,12 +181,18 @@ class MultiInstanceMaterializerTests {
 	}
 
 	private static String[] args(EngineProcess engine) {
-		return new String[] { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+		return args(engine, "200ms");
+	}
+
+	private static String[] args(EngineProcess engine, String interval, String... more) {
+		List<String> args = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
 				"--statehouse.clickhouse.database=multi_materializer", "--statehouse.changelog.segment-duration=1s",
 				"--statehouse.changelog.retention=2s", "--statehouse.changelog.materializer.grace=1s",
-				"--statehouse.changelog.materializer.interval=200ms",
+				"--statehouse.changelog.materializer.interval=" + interval,
 				"--statehouse.changelog.materializer.failure-budget=3",
-				"--statehouse.clickhouse.connection-timeout=1s" };
+				"--statehouse.clickhouse.connection-timeout=1s"));
+		args.addAll(List.of(more));
+		return args.toArray(String[]::new);
 	}
 
 	private static long stateRow(EngineProcess engine, String id) throws Exception {

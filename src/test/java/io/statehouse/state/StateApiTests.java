@@ -166,6 +166,32 @@ class StateApiTests {
 	}
 
 	@Test
+	void aKeyWithOtherConditionsIsAnotherRequest() {
+		this.client.put("/states/api:key-conditions", "{\"v\":1}");
+		Response first = this.client.put("/states/api:key-conditions", "{\"v\":2}", "If-Match", "\"1\"",
+				"Idempotency-Key", "conditional-1");
+		assertThat(first.status()).isEqualTo(200);
+		Response other = this.client.put("/states/api:key-conditions", "{\"v\":2}", "If-Match", "\"2\"",
+				"Idempotency-Key", "conditional-1");
+		assertThat(other.status()).isEqualTo(422);
+		assertThat(other.json().get("type").asString()).isEqualTo("urn:statehouse:problem:idempotency-key-reused");
+		Response same = this.client.put("/states/api:key-conditions", "{\"v\":2}", "If-Match", "\"1\"",
+				"Idempotency-Key", "conditional-1");
+		assertThat(same.status()).isEqualTo(200);
+		assertThat(same.header("Idempotent-Replayed")).contains("true");
+	}
+
+	@Test
+	void deleteOfADeletedStateWithIfMatchIsAFailedPrecondition() {
+		this.client.put("/states/api:delete-if-match", "{\"v\":1}");
+		assertThat(this.client.delete("/states/api:delete-if-match").status()).isEqualTo(204);
+		Response again = this.client.delete("/states/api:delete-if-match", "If-Match", "\"2\"");
+		assertThat(again.status()).isEqualTo(412);
+		assertThat(again.json().get("type").asString()).isEqualTo("urn:statehouse:problem:precondition-failed");
+		assertThat(this.client.delete("/states/api:delete-if-match").status()).isEqualTo(404);
+	}
+
+	@Test
 	void readsCombineTheMaterializedStateWithTheChangelogTail() {
 		String state = this.schema.table("state");
 		this.jdbc.sql("INSERT INTO " + state + " (state_id, version, deleted, document, fencing, updated_at) "

@@ -36,7 +36,8 @@ class StateValidationTests {
 	void writeTheTarget() {
 		this.client = StatehouseClient.forPort(this.port);
 		if (this.client.get("/states/" + ID).status() == 404) {
-			assertThat(this.client.put("/states/" + ID, ORIGINAL).status()).isEqualTo(201);
+			Response created = this.client.put("/states/" + ID, ORIGINAL);
+			assertThat(created.status()).as("%s", created).isEqualTo(201);
 		}
 	}
 

@@ -47,6 +47,12 @@ public final class StatehouseClient {
 		return send(request(path, headers).DELETE());
 	}
 
+	/** {@code POST /locks/{id}}: acquires a lease. */
+	public Response acquire(String id, String owner, int ttlSeconds, int waitSeconds) {
+		return send("POST", "/locks/" + id, "application/json", ("{\"owner\":\"" + owner + "\",\"ttlSeconds\":"
+				+ ttlSeconds + ",\"waitSeconds\":" + waitSeconds + "}").getBytes());
+	}
+
 	/** Any request, for hostile input: raw method, content type and body bytes. */
 	public Response send(String method, String path, String contentType, byte[] body, String... headers) {
 		HttpRequest.Builder request = request(path, headers).method(method, HttpRequest.BodyPublishers.ofByteArray(body));
@@ -92,6 +98,14 @@ public final class StatehouseClient {
 
 		public Optional<String> header(String name) {
 			return this.raw.headers().firstValue(name);
+		}
+
+		/** The token of a granted lease. */
+		public String token() {
+			if (this.status != 201) {
+				throw new AssertionError("Not granted: " + this);
+			}
+			return json().get("token").asString();
 		}
 
 		/** The version in the {@code ETag}. */

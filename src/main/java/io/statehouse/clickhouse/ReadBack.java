@@ -1,0 +1,54 @@
+package io.statehouse.clickhouse;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Reads back the outcome of a write whose answer was lost or whose outcome is not known yet:
+ * retries while ClickHouse does not answer, with a backoff, up to a patience. An INSERT that
+ * went unanswered may have been written, so its outcome is worth waiting for rather than
+ * answering "unknown" at the first failure.
+ */
+public final class ReadBack {
+
+	private static final long FIRST_PAUSE_MILLIS = 5;
+
+	private static final long MAX_PAUSE_MILLIS = 1000;
+
+	private ReadBack() {
+	}
+
+	/**
+	 * @param read the read
+	 * @param patience how long to keep trying
+	 * @return what the read returned once ClickHouse answered
+	 * @throws DataAccessException the last failure, once the patience is spent
+	 */
+	public static <T> T withPatience(Supplier<T> read, Duration patience) {
+		long deadline = System.nanoTime() + patience.toNanos();
+		long pause = FIRST_PAUSE_MILLIS;
+		while (true) {
+			try {
+				return read.get();
+			}
+			catch (DataAccessException ex) {
+				if (!ClickHouseErrors.isOutage(ex)
+						|| System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) > deadline) {
+					throw ex;
+				}
+				try {
+					Thread.sleep(pause);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					throw ex;
+				}
+				pause = Math.min(pause * 2, MAX_PAUSE_MILLIS);
+			}
+		}
+	}
+
+}

@@ -1,0 +1,285 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.ClickHouseTable;
+import io.statehouse.state.Preconditions;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.TestPropertySource;
+import org.springframework.util.unit.DataSize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The write / read / materialize / truncate protocol with the dangerous interleavings made to
+ * happen: the materializer folding a claim between its INSERT and its read-back, a refused
+ * claimant outliving the winner's truncation, an INSERT that commits into a segment long past,
+ * a read-back that ClickHouse does not answer, an answer lost on its way back.
+ */
+@StatehouseTest
+@Import(InterleavingRepository.Seams.class)
+@TestPropertySource(properties = { "statehouse.changelog.segment-duration=1s", "statehouse.changelog.retention=1s",
+		"statehouse.changelog.materializer.grace=200ms", "statehouse.changelog.materializer.interval=1h" })
+class ChangelogProtocolTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	InterleavingRepository repository;
+
+	@Autowired
+	ChangelogMaterializer materializer;
+
+	@Autowired
+	ChangelogWriter writer;
+
+	@Autowired
+	JdbcClient jdbc;
+
+	@Autowired
+	ClickHouseSchema schema;
+
+	StatehouseClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = StatehouseClient.forPort(this.port);
+		this.repository.reset();
+	}
+
+	@Test
+	void aClaimMaterializedBetweenItsInsertAndItsReadBackStillWins() {
+		String id = "proto:folded";
+		assertThat(this.client.put("/states/" + id, "{\"v\":1}").status()).isEqualTo(201);
+		this.repository.afterAppend = (claims) -> this.materializer.run();
+		Response put = this.client.put("/states/" + id, "{\"v\":2}", "If-Match", "\"1\"", "Idempotency-Key", "k-fold");
+		assertThat(put.status()).isEqualTo(200);
+		assertThat(put.version()).isEqualTo(2);
+		assertThat(put.header("Idempotent-Replayed")).as("a first attempt is no replay").isEmpty();
+		Response patch = this.client.patch("/states/" + id, "{\"w\":3}");
+		assertThat(patch.status()).isEqualTo(200);
+		assertThat(patch.version()).as("one version per write").isEqualTo(3);
+		assertThat(this.client.delete("/states/" + id).status()).as("a live state deletes").isEqualTo(204);
+		this.repository.reset();
+		assertThat(versions(id)).containsExactly(1L, 2L, 3L, 4L);
+	}
+
+	@Test
+	void aRefusedClaimantIsNeverVisibleNorReplayedAfterTheWinnerIsTruncated() throws Exception {
+		String id = "proto:refused";
+		this.client.put("/states/" + id, "{\"v\":1}");
+		String refused = "{\"refused\":true}";
+		// The refused request: If-Match "1" with its own key, claiming version 2 after the winner.
+		Idempotency refusedKey = Idempotency.of("k-refused", Change.Operation.PUT, refused,
+				Preconditions.parse("\"1\"", null) + "|");
+		this.repository.afterAppend = (claims) -> {
+			Claim winner = claims.get(0);
+			this.repository.appendDirectly(List.of(new Claim(id, winner.version(), Change.put(refused, 0),
+					UUID.randomUUID(), winner.parent(), refusedKey, false)));
+		};
+		assertThat(this.client.put("/states/" + id, "{\"v\":2}", "If-Match", "\"1\"").status()).isEqualTo(200);
+		this.repository.reset();
+		assertThat(this.client.get("/states/" + id + "?version=2").body()).isEqualTo("{\"v\":2}");
+
+		truncateUpTo(id, 2);
+		assertThat(changelogRows(id, 2)).as("the refused claim of 2 is still there").isOne();
+
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
+		assertThat(this.client.get("/states/" + id + "?version=2").body()).isEqualTo("{\"v\":2}");
+		assertThat(versions(id)).containsExactly(2L);
+		assertThat(this.client.get("/states/" + id + "/versions").json().get(0).get("sizeBytes").asLong())
+			.isEqualTo("{\"v\":2}".length());
+		Response retry = this.client.put("/states/" + id, refused, "If-Match", "\"1\"", "Idempotency-Key",
+				"k-refused");
+		assertThat(retry.status()).as("the refused request is decided again, not replayed").isEqualTo(412);
+		assertThat(this.client.put("/states/" + id, "{\"v\":3}").version()).isEqualTo(3);
+	}
+
+	@Test
+	void aKeyedWriteThatLostAVersionAndWonTheNextReplaysTheVersionItWon() throws Exception {
+		String id = "proto:lost-then-won";
+		this.client.put("/states/" + id, "{\"v\":1}");
+		AtomicBoolean interfered = new AtomicBoolean();
+		this.repository.beforeAppend = (claims) -> {
+			if (interfered.compareAndSet(false, true)) {
+				// Another writer's claim of the same version commits first and is materialized;
+				// then its part grows older than the retention.
+				Claim mine = claims.get(0);
+				this.repository.appendDirectly(List.of(new Claim(id, mine.version(), Change.put("{\"other\":2}", 0),
+						UUID.randomUUID(), mine.parent(), null, false)));
+				this.materializer.run();
+				sleep(Duration.ofMillis(1500));
+			}
+		};
+		Response won = this.client.put("/states/" + id, "{\"mine\":3}", "Idempotency-Key", "k-twice");
+		this.repository.reset();
+		assertThat(won.version()).isEqualTo(3);
+		// The winner of 2 falls below the floor while this key's losing claim of 2 is retained.
+		this.materializer.run();
+		assertThat(versions(id)).containsExactly(3L);
+		assertThat(changelogRows(id, 2)).as("the losing claim of 2 is still there").isOne();
+		assertThat(this.client.get("/states/" + id + "?version=2").status()).isEqualTo(410);
+		Response replay = this.client.put("/states/" + id, "{\"mine\":3}", "Idempotency-Key", "k-twice");
+		assertThat(replay.status()).isEqualTo(200);
+		assertThat(replay.header("Idempotent-Replayed")).contains("true");
+		assertThat(replay.version()).as("the version it won").isEqualTo(3);
+		assertThat(this.client.get("/states/" + id).version()).isEqualTo(3);
+	}
+
+	@Test
+	void anInsertThatCommitsIntoASegmentLongPastIsReadMaterializedAndKept() throws Exception {
+		String id = "proto:slow";
+		this.client.put("/states/" + id, "{\"v\":1}");
+		this.materializer.run();
+		this.client.put("/states/proto:slow-other", "{\"v\":1}");
+		this.materializer.run();
+		// As a slow INSERT would: stamped with a segment from long ago, committed after the cuts.
+		UUID parent = this.jdbc.sql("SELECT claim_id FROM " + this.schema.table("state") + " FINAL WHERE state_id = ?")
+			.param(id)
+			.query(UUID.class)
+			.single();
+		this.jdbc.sql("INSERT INTO " + this.schema.table("changelog") + " (state_id, version, operation, document, "
+				+ "deleted, fencing, idempotency_key, idempotency_fingerprint, claim_id, parent, created, writer, segment) "
+				+ "VALUES (?, 2, 'put', '{\"v\":2}', false, 0, '', '', ?, ?, false, 'slow', 1)")
+			.params(id, UUID.randomUUID(), parent)
+			.update();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
+		assertThat(this.client.put("/states/" + id, "{}", "If-None-Match", "*").status()).isEqualTo(412);
+		this.materializer.run();
+		assertThat(stateVersion(id)).isEqualTo(2);
+		Thread.sleep(1200);
+		this.client.put("/states/proto:slow-later", "{\"v\":1}");
+		for (int run = 0; run < 3; run++) {
+			this.materializer.run();
+			Thread.sleep(300);
+		}
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
+		assertThat(this.client.put("/states/" + id, "{\"v\":3}", "If-Match", "\"2\"").status()).isEqualTo(200);
+	}
+
+	@Test
+	void aReadBackThatClickHouseDoesNotAnswerForAWhileStillAnswersTheWrite() {
+		this.repository.failingVerdicts.set(3);
+		Response put = this.client.put("/states/proto:patient", "{\"v\":1}");
+		assertThat(put.status()).isEqualTo(201);
+		assertThat(this.repository.failingVerdicts.get()).isZero();
+	}
+
+	@Test
+	void anInsertWhoseAnswerWasLostIsReadBackAndAnswered() {
+		this.repository.loseAppendAnswer = true;
+		Response put = this.client.put("/states/proto:answer-lost", "{\"v\":1}");
+		this.repository.reset();
+		assertThat(put.status()).isEqualTo(201);
+		assertThat(this.client.get("/states/proto:answer-lost").version()).isEqualTo(1);
+	}
+
+	@Test
+	void aWriteWhoseOutcomeCannotBeLearnedSaysSoAndARetryWithItsKeyFindsIt() {
+		this.repository.failingVerdicts.set(Integer.MAX_VALUE);
+		Response unknown = this.client.put("/states/proto:unknown", "{\"v\":1}", "Idempotency-Key", "k-unknown");
+		this.repository.reset();
+		assertThat(unknown.status()).isEqualTo(503);
+		assertThat(unknown.header("Retry-After")).isPresent();
+		assertThat(unknown.json().get("type").asString()).isEqualTo("urn:statehouse:problem:write-outcome-unknown");
+		Response retry = this.client.put("/states/proto:unknown", "{\"v\":1}", "Idempotency-Key", "k-unknown");
+		assertThat(retry.status()).isEqualTo(201);
+		assertThat(retry.header("Idempotent-Replayed")).contains("true");
+		assertThat(this.client.get("/states/proto:unknown").version()).isEqualTo(1);
+	}
+
+	@Test
+	void aMaterializerSwitchedOffStillCountsFailuresToLearnWhereOthersCut() {
+		ChangelogProperties properties = new ChangelogProperties(Duration.ofSeconds(1), Duration.ofSeconds(1),
+				new ChangelogProperties.Writer(Duration.ofMillis(5), 1000, DataSize.ofMegabytes(8), DataSize.ofMegabytes(64),
+						Duration.ofSeconds(30), 100, 1),
+				new ChangelogProperties.Materializer(false, Duration.ofHours(1), Duration.ofMillis(200), 2));
+		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.repository, new TailWatermark(), properties,
+				new SimpleMeterRegistry(), (step) -> {
+				});
+		this.repository.failWatermark = true;
+		readOnly.scheduled();
+		readOnly.scheduled();
+		assertThat(readOnly.consecutiveFailures()).isEqualTo(2);
+		assertThat(readOnly.lastFailure()).isEqualTo("ClickHouse is not reachable");
+		this.repository.failWatermark = false;
+		readOnly.scheduled();
+		assertThat(readOnly.consecutiveFailures()).isZero();
+	}
+
+	@Test
+	void aWriterStoppedAndStartedAgainTakesWrites() {
+		// As a paused context is restarted: SmartLifecycle stop, then start.
+		this.writer.stop();
+		assertThat(this.client.put("/states/proto:paused", "{}").status()).isEqualTo(503);
+		this.writer.start();
+		assertThat(this.client.put("/states/proto:paused", "{\"v\":1}").status()).isEqualTo(201);
+	}
+
+	@Test
+	void everyTableIsFsyncedOnInsertAndMerge() {
+		for (String table : List.of("changelog", "state", "meta", "lock_claims")) {
+			String ddl = this.jdbc.sql("SELECT create_table_query FROM system.tables WHERE database = ? AND name = ?")
+				.params(this.schema.database(), this.schema.tableName(table))
+				.query(String.class)
+				.single();
+			assertThat(ddl).as(table).contains(ClickHouseTable.DURABLE);
+		}
+	}
+
+	/** Runs the materializer until everything of the id up to {@code version} is truncated. */
+	private void truncateUpTo(String id, long version) {
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
+			this.materializer.run();
+			assertThat(versions(id)).first().isEqualTo(version);
+		});
+	}
+
+	/** Changelog rows of a version above the truncation floor. */
+	private long changelogRows(String id, long version) {
+		return this.jdbc.sql("SELECT count() FROM " + this.schema.table("changelog") + " WHERE state_id = ? AND version = ? "
+				+ "AND _block_number > (SELECT max(value) FROM " + this.schema.table("meta") + " WHERE key = 'truncated')")
+			.params(id, version)
+			.query(Long.class)
+			.single();
+	}
+
+	private long stateVersion(String id) {
+		return this.jdbc.sql("SELECT max(version) FROM " + this.schema.table("state") + " WHERE state_id = ?")
+			.param(id)
+			.query(Long.class)
+			.single();
+	}
+
+	private List<Long> versions(String id) {
+		return this.client.get("/states/" + id + "/versions").json().valueStream()
+			.map((v) -> v.get("version").asLong())
+			.toList();
+	}
+
+	private static void sleep(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}

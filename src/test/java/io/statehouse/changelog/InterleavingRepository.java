@@ -1,0 +1,170 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
+import org.springframework.dao.DataAccessResourceFailureException;
+
+/**
+ * The real repository with seams between its statements, so that a test can make a dangerous
+ * interleaving happen deterministically: run the materializer between a batch's INSERT and its
+ * read-back, write between truncation's check and its drop, lose an answer.
+ */
+class InterleavingRepository implements ChangelogRepository {
+
+	private final ChangelogRepository delegate;
+
+	volatile @Nullable Consumer<List<Claim>> beforeAppend;
+
+	volatile @Nullable Consumer<List<Claim>> afterAppend;
+
+	/** Appends, then fails as if the answer was lost on the way back. */
+	volatile boolean loseAppendAnswer;
+
+	/** The next read-backs fail as if ClickHouse did not answer. */
+	final AtomicInteger failingVerdicts = new AtomicInteger();
+
+	volatile @Nullable Runnable beforeDropPart;
+
+	volatile boolean failWatermark;
+
+	InterleavingRepository(ChangelogRepository delegate) {
+		this.delegate = delegate;
+	}
+
+	void reset() {
+		this.beforeAppend = null;
+		this.afterAppend = null;
+		this.loseAppendAnswer = false;
+		this.failingVerdicts.set(0);
+		this.beforeDropPart = null;
+		this.failWatermark = false;
+	}
+
+	/** Appends claims past the hooks, as another writer would. */
+	void appendDirectly(List<Claim> claims) {
+		this.delegate.append(claims);
+	}
+
+	@Override
+	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
+		return this.delegate.newest(ids, fromBlock);
+	}
+
+	@Override
+	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads) {
+		return this.delegate.replays(keys, heads);
+	}
+
+	@Override
+	public void append(List<Claim> claims) {
+		Consumer<List<Claim>> before = this.beforeAppend;
+		if (before != null) {
+			before.accept(claims);
+		}
+		this.delegate.append(claims);
+		Consumer<List<Claim>> after = this.afterAppend;
+		if (after != null) {
+			after.accept(claims);
+		}
+		if (this.loseAppendAnswer) {
+			throw new DataAccessResourceFailureException("injected: the INSERT's answer was lost",
+					new java.io.IOException("connection reset"));
+		}
+	}
+
+	@Override
+	public Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock) {
+		if (this.failingVerdicts.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+			throw new DataAccessResourceFailureException("injected: ClickHouse does not answer",
+					new java.net.ConnectException("connection refused"));
+		}
+		return this.delegate.verdicts(claims, fromBlock);
+	}
+
+	@Override
+	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit,
+			long fromBlock) {
+		return this.delegate.list(prefix, likePattern, after, limit, fromBlock);
+	}
+
+	@Override
+	public Optional<StoredState> version(String id, long version) {
+		return this.delegate.version(id, version);
+	}
+
+	@Override
+	public List<VersionInfo> history(String id) {
+		return this.delegate.history(id);
+	}
+
+	@Override
+	public long cut(long fromBlock) {
+		return this.delegate.cut(fromBlock);
+	}
+
+	@Override
+	public long materialize(long fromBlock, long toBlock) {
+		return this.delegate.materialize(fromBlock, toBlock);
+	}
+
+	@Override
+	public Watermark watermark(Duration grace) {
+		if (this.failWatermark) {
+			throw new DataAccessResourceFailureException("injected: SELECT max(value) FROM meta failed");
+		}
+		return this.delegate.watermark(grace);
+	}
+
+	@Override
+	public void recordCut(long block) {
+		this.delegate.recordCut(block);
+	}
+
+	@Override
+	public void recordFloor(long block) {
+		this.delegate.recordFloor(block);
+	}
+
+	@Override
+	public List<Part> parts(Duration retention) {
+		return this.delegate.parts(retention);
+	}
+
+	@Override
+	public boolean dropPart(String name) {
+		Runnable before = this.beforeDropPart;
+		if (before != null) {
+			before.run();
+		}
+		return this.delegate.dropPart(name);
+	}
+
+	@Override
+	public long tailRows(long block) {
+		return this.delegate.tailRows(block);
+	}
+
+	/** Puts the seams in front of the application's repository. */
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Seams {
+
+		@Bean
+		@Primary
+		InterleavingRepository interleavingRepository(ClickHouseChangelogRepository repository) {
+			return new InterleavingRepository(repository);
+		}
+
+	}
+
+}

@@ -1,0 +1,101 @@
+package io.statehouse.changelog;
+
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import io.statehouse.support.TestClickHouse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Mutual exclusion for read-modify-write across instances. Holder H's write is checked against
+ * its lease when the request arrives on instance A and held back there (as a queue, a linger or
+ * a slow INSERT would hold it) while H's lease lapses and successor S is granted on instance B
+ * and reads the state. H's write must then be refused: once S is granted, a write of an earlier
+ * lease either landed before S could read, or never lands.
+ */
+@StatehouseTest
+@Import(InterleavingRepository.Seams.class)
+class LeaseFencingTests {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	InterleavingRepository repository;
+
+	@Autowired
+	ClickHouseSchema schema;
+
+	@TempDir
+	Path directory;
+
+	@AfterEach
+	void reset() {
+		this.repository.reset();
+	}
+
+	@Test
+	void aWriteUnderALapsedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
+		StatehouseClient first = StatehouseClient.forPort(this.port);
+		try (ServiceProcess other = ServiceProcess.start(this.directory,
+				"--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
+				"--statehouse.clickhouse.database=" + this.schema.database())) {
+			StatehouseClient second = StatehouseClient.forPort(other.port());
+			String id = "fence:counter";
+			first.put("/states/" + id, "{\"n\":0}");
+			String holder = first.acquire(id, "holder", 1, 0).token();
+
+			CountDownLatch held = new CountDownLatch(1);
+			CountDownLatch successorHasRead = new CountDownLatch(1);
+			this.repository.beforeAppend = (claims) -> {
+				if (claims.stream().anyMatch((claim) -> claim.change().document().equals("{\"n\":1}"))) {
+					held.countDown();
+					await(successorHasRead);
+				}
+			};
+			CompletableFuture<Response> late = CompletableFuture
+				.supplyAsync(() -> first.put("/states/" + id, "{\"n\":1}", "Lock-Token", holder));
+			assertThat(held.await(10, TimeUnit.SECONDS)).as("the holder's write is on its way").isTrue();
+
+			Response granted = second.acquire(id, "successor", 30, 10);
+			assertThat(granted.status()).isEqualTo(201);
+			Response read = second.get("/states/" + id);
+			successorHasRead.countDown();
+
+			Response answer = late.get(30, TimeUnit.SECONDS);
+			assertThat(answer.status()).as("%s", answer).isEqualTo(409);
+			assertThat(answer.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-conflict");
+			assertThat(read.body()).isEqualTo("{\"n\":0}");
+			assertThat(second.get("/states/" + id).body()).as("nothing landed after the successor read")
+				.isEqualTo("{\"n\":0}");
+			Response next = second.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token());
+			assertThat(next.status()).isEqualTo(200);
+			assertThat(first.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+		}
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			latch.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}

@@ -1,0 +1,46 @@
+package io.statehouse.clickhouse;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.sql.SQLException;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.BadSqlGrammarException;
+import org.springframework.jdbc.UncategorizedSQLException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** How failures are named for operators, and which ones certainly changed nothing. */
+class ClickHouseErrorsTests {
+
+	private static final String STATEMENT = "SELECT document FROM statehouse.changelog WHERE state_id = 'secret'";
+
+	@Test
+	void aServerErrorIsNamedByItsCodeWithoutTheStatementOrItsData() {
+		SQLException error = new SQLException("Code: 62. DB::Exception: Syntax error: failed at position 8 ('"
+				+ STATEMENT + "'). (SYNTAX_ERROR) (version 26.7.2.1)", "42000", 62);
+		String described = ClickHouseErrors.describe(new BadSqlGrammarException("query", STATEMENT, error));
+		assertThat(described).isEqualTo("ClickHouse error 62 (SYNTAX_ERROR)");
+		assertThat(described).doesNotContain("secret").doesNotContain("SELECT");
+	}
+
+	@Test
+	void anOutageIsNamedAsSuch() {
+		assertThat(ClickHouseErrors.describe(new DataAccessResourceFailureException(STATEMENT,
+				new ConnectException("Connection refused")))).isEqualTo("ClickHouse is not reachable");
+		assertThat(ClickHouseErrors.describe(new IllegalStateException(STATEMENT))).isEqualTo("IllegalStateException");
+	}
+
+	@Test
+	void onlyAnErrorAnswerOrNoConnectionCertainlyChangedNothing() {
+		assertThat(ClickHouseErrors.certainlyNotApplied(new UncategorizedSQLException("insert", STATEMENT,
+				new SQLException("Code: 252. DB::Exception: Too many parts. (TOO_MANY_PARTS)", "HY000", 252)))).isTrue();
+		assertThat(ClickHouseErrors.certainlyNotApplied(
+				new DataAccessResourceFailureException("insert", new ConnectException("Connection refused")))).isTrue();
+		assertThat(ClickHouseErrors.certainlyNotApplied(
+				new DataAccessResourceFailureException("insert", new IOException("Read timed out")))).isFalse();
+	}
+
+}
