@@ -1,35 +1,38 @@
 package io.statehouse.changelog;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.FixedDelayTask;
 
-/** The changelog's tables, repository, writer and materializer. */
+/** The changelog's tables, repositories, writer and materializer, and the materializer's schedule. */
 @Configuration(proxyBeanMethods = false)
 @EnableScheduling
 class ChangelogConfiguration {
 
 	@Bean
 	ClickHouseTable changelogTable(ChangelogProperties properties) {
-		return ClickHouseChangelogRepository.changelogTable(properties.segmentDuration().toSeconds());
+		return ChangelogTables.changelog(properties.segmentDuration().toSeconds());
 	}
 
 	@Bean
 	ClickHouseTable stateTable() {
-		return ClickHouseChangelogRepository.stateTable();
+		return ChangelogTables.state();
 	}
 
 	@Bean
 	ClickHouseTable metaTable() {
-		return ClickHouseChangelogRepository.metaTable();
+		return ChangelogTables.meta();
 	}
 
 	@Bean
@@ -44,9 +47,15 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
+	ClickHouseMaterializerRepository materializerRepository(JdbcClient jdbc, ClickHouseSchema schema) {
+		return new ClickHouseMaterializerRepository(jdbc, schema);
+	}
+
+	@Bean
 	ChangelogWriter changelogWriter(ChangelogRepository repository, TailWatermark tail,
 			ChangelogProperties properties, MeterRegistry meters) {
-		return new ChangelogWriter(repository, tail, properties.writer(), meters);
+		return new ChangelogWriter(new ClaimRound(repository, tail, properties.writer(), meters), properties.writer(),
+				meters);
 	}
 
 	@Bean
@@ -55,11 +64,16 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ChangelogMaterializer changelogMaterializer(ChangelogRepository repository, TailWatermark tail,
-			ChangelogProperties properties, MeterRegistry meters,
-			ObjectProvider<ChangelogMaterializer.Probe> probe) {
-		return new ChangelogMaterializer(repository, tail, properties, meters, probe.getIfAvailable(() -> (step) -> {
-		}));
+	ChangelogMaterializer changelogMaterializer(MaterializerRepository repository, TailWatermark tail,
+			ChangelogProperties properties, MeterRegistry meters) {
+		return new ChangelogMaterializer(repository, tail, properties, meters);
+	}
+
+	/** Every instance runs the materializer (or, switched off, learns where others cut) each interval. */
+	@Bean
+	SchedulingConfigurer materializerSchedule(ChangelogMaterializer materializer, ChangelogProperties properties) {
+		return (registrar) -> registrar.addFixedDelayTask(
+				new FixedDelayTask(materializer::scheduled, properties.materializer().interval(), Duration.ZERO));
 	}
 
 	@Bean

@@ -10,14 +10,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.statehouse.changelog.ChangelogRepository.Part;
-import io.statehouse.changelog.ChangelogRepository.Watermark;
+import io.statehouse.changelog.MaterializerRepository.Part;
+import io.statehouse.changelog.MaterializerRepository.Watermark;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.scheduling.annotation.Scheduled;
 
 /**
  * Folds the changelog into the state table and truncates it, on the model of Flink's periodic
@@ -40,35 +38,18 @@ import org.springframework.scheduling.annotation.Scheduled;
  * watermark is a maximum. A run with nothing new skips the fold. Failures are retried next
  * interval, counted, and past the failure budget reported by health.
  */
-public class ChangelogMaterializer {
+class ChangelogMaterializer {
 
 	private static final Log logger = LogFactory.getLog(ChangelogMaterializer.class);
 
 	/** An idle materializer re-records its cut before the meta table's TTL could collect it. */
 	private static final Duration REFRESH_IDLE_WATERMARK = Duration.ofDays(1);
 
-	/** Where a run is: a probe (tests inject crashes with it) sees each step pass. */
-	enum Step {
-
-		STATE_WRITTEN, WATERMARK_RECORDED, FLOOR_RECORDED, BEFORE_DROP, AFTER_DROP
-
-	}
-
-	/** Sees each step of a run pass; throwing aborts the run there, as a crash would. */
-	@FunctionalInterface
-	interface Probe {
-
-		void passed(Step step);
-
-	}
-
-	private final ChangelogRepository repository;
+	private final MaterializerRepository repository;
 
 	private final TailWatermark tail;
 
 	private final ChangelogProperties properties;
-
-	private final Probe probe;
 
 	private final AtomicInteger consecutiveFailures = new AtomicInteger();
 
@@ -96,12 +77,11 @@ public class ChangelogMaterializer {
 
 	private final Timer dropDurations;
 
-	ChangelogMaterializer(ChangelogRepository repository, TailWatermark tail, ChangelogProperties properties,
-			MeterRegistry meters, Probe probe) {
+	ChangelogMaterializer(MaterializerRepository repository, TailWatermark tail, ChangelogProperties properties,
+			MeterRegistry meters) {
 		this.repository = repository;
 		this.tail = tail;
 		this.properties = properties;
-		this.probe = probe;
 		this.materializedRuns = runs(meters, "materialized");
 		this.idleRuns = runs(meters, "idle");
 		this.failedRuns = runs(meters, "failed");
@@ -130,7 +110,7 @@ public class ChangelogMaterializer {
 			.register(meters);
 	}
 
-	@Scheduled(fixedDelayString = "${statehouse.changelog.materializer.interval:10s}")
+	/** What the schedule runs, every interval. */
 	void scheduled() {
 		if (this.properties.materializer().enabled()) {
 			run();
@@ -160,9 +140,7 @@ public class ChangelogMaterializer {
 			long cut = this.repository.cut(mark.cut());
 			if (cut > mark.cut()) {
 				this.rowsMaterialized.increment(this.repository.materialize(mark.cut(), cut));
-				this.probe.passed(Step.STATE_WRITTEN);
 				this.repository.recordCut(cut);
-				this.probe.passed(Step.WATERMARK_RECORDED);
 				this.tail.advance(cut);
 				this.materializedRuns.increment();
 			}
@@ -215,16 +193,13 @@ public class ChangelogMaterializer {
 		}
 		if (floor > mark.floor()) {
 			this.repository.recordFloor(floor);
-			this.probe.passed(Step.FLOOR_RECORDED);
 		}
 		long pending = 0;
 		for (Part part : parts) {
 			if (part.maxBlock() <= mark.settledFloor()) {
-				this.probe.passed(Step.BEFORE_DROP);
 				if (this.dropDurations.record(() -> this.repository.dropPart(part.name()))) {
 					this.partsDropped.increment();
 				}
-				this.probe.passed(Step.AFTER_DROP);
 			}
 			else if (part.old()) {
 				pending++;

@@ -23,7 +23,7 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties("statehouse.changelog")
 @Validated
-public record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duration segmentDuration,
+record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duration segmentDuration,
 		@DefaultValue("24h") @DurationMin(seconds = 1) Duration retention, @DefaultValue @Valid Writer writer,
 		@DefaultValue @Valid Materializer materializer) {
 
@@ -37,7 +37,7 @@ public record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) 
 	 * acts on it
 	 * @param failureBudget consecutive failed runs after which health reports DOWN
 	 */
-	public record Materializer(@DefaultValue("true") boolean enabled,
+	record Materializer(@DefaultValue("true") boolean enabled,
 			@DefaultValue("10s") @DurationMin(millis = 1) Duration interval,
 			@DefaultValue("60s") @DurationMin(millis = 1) Duration grace, @DefaultValue("5") @Min(1) int failureBudget) {
 	}
@@ -58,7 +58,7 @@ public record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) 
 	 * 1 is best where the engine's CPU is the limit (fewer, larger batches), more pays where
 	 * round trips to a remote server are
 	 */
-	public record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("1000") @Min(1) int maxBatchWrites,
+	record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("1000") @Min(1) int maxBatchWrites,
 			@DefaultValue("8MB") DataSize maxBatchSize, @DefaultValue("64MB") DataSize maxInFlight,
 			@DefaultValue("30s") Duration timeout, @DefaultValue("100") @Min(1) int maxAttempts,
 			@DefaultValue("1") @Min(1) int concurrency) {

@@ -1,6 +1,5 @@
 package io.statehouse.changelog;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -10,8 +9,8 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The changelog, the materialized state table and the materializer's watermarks: the one place
- * their SQL lives.
+ * The changelog as its writer and readers use it (the materializer's is
+ * {@link MaterializerRepository}).
  *
  * <p>Commit order is the changelog's block order: a block number is taken when a part is
  * committed, under the table's lock. {@code fromBlock} arguments bound where a reader looks for
@@ -57,61 +56,6 @@ interface ChangelogRepository {
 
 	/** Every retained version of an id (its winners) and the newest, oldest first. */
 	List<VersionInfo> history(String id);
-
-	/** The highest committed block (or {@code fromBlock} when nothing was committed after it). */
-	long cut(long fromBlock);
-
-	/**
-	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table.
-	 * @return the rows written into the state table
-	 */
-	long materialize(long fromBlock, long toBlock);
-
-	/** The recorded cuts and truncation floor. */
-	Watermark watermark(Duration grace);
-
-	/** Records that everything committed up to {@code block} is in the state table. */
-	void recordCut(long block);
-
-	/** Records that everything committed up to {@code block} is truncated (no longer history). */
-	void recordFloor(long block);
-
-	/** The changelog's active parts. */
-	List<Part> parts(Duration retention);
-
-	/**
-	 * Drops a part: metadata only, never a mutation.
-	 * @return whether it was dropped (false when a merge replaced it meanwhile)
-	 */
-	boolean dropPart(String name);
-
-	/** Changes committed after {@code block}: the tail a read may have to look at. */
-	long tailRows(long block);
-
-	/**
-	 * The materializer's progress.
-	 * @param cut everything committed up to this block is in the state table
-	 * @param cutRecordedAt when the newest cut was recorded (epoch if never)
-	 * @param settledCut the newest cut recorded at least the grace period ago
-	 * @param floor everything committed up to this block is truncated
-	 * @param floorRecordedAt when the newest floor was recorded (epoch if never)
-	 * @param settledFloor the newest floor recorded at least the grace period ago: parts below it
-	 * may be dropped, no statement still reads an older floor
-	 * @param now ClickHouse's clock
-	 */
-	record Watermark(long cut, Instant cutRecordedAt, long settledCut, long floor, Instant floorRecordedAt,
-			long settledFloor, Instant now) {
-	}
-
-	/**
-	 * An active part of the changelog.
-	 * @param name its name
-	 * @param minBlock the lowest block of its rows
-	 * @param maxBlock the highest block of its rows
-	 * @param old whether it was written longer than the retention ago (so were all its rows)
-	 */
-	record Part(String name, long minBlock, long maxBlock, boolean old) {
-	}
 
 	/**
 	 * What became of a claim.

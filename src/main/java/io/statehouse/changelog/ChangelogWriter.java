@@ -1,16 +1,11 @@
 package io.statehouse.changelog;
 
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -21,15 +16,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
-import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
-import io.statehouse.changelog.ChangelogRepository.Replay;
-import io.statehouse.changelog.ChangelogRepository.Verdict;
-import io.statehouse.clickhouse.ClickHouseErrors;
-import io.statehouse.clickhouse.ReadBack;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -37,44 +24,25 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * The one write path: group commit of changelog claims.
- *
- * <p>Requests hand their writes to the writer and wait. A dispatcher thread forms batches of
- * what is queued — distinct ids only, and no id that is in a batch still in flight, so that a
- * later write of an id is decided after the earlier one is durable — and up to
- * {@code concurrency} batches run at once (one batch's INSERT overlaps the next one's read).
- * For the whole batch a worker runs three statements: read the newest version of every id,
- * append one claim per write in one INSERT, and read back which claims won their version. A
- * write that lost to a concurrent writer (another thread or service instance) is decided again
- * against the new newest version in a later batch, so conditions and merges never act on a
- * stale state and no write is lost. A request is answered only after its INSERT was
- * acknowledged, with {@code async_insert=0} and {@code fsync_after_insert=1}, and read back as
- * the winner: a 2xx means durable. An INSERT whose answer was lost may have been written, so
- * the read-back is retried while ClickHouse does not answer; a write whose outcome still cannot
- * be learned says so ({@link WriteUnavailableException#isOutcomeUnknown()}).
+ * The one write path, its mechanism: group commit. Requests hand their writes to the writer and
+ * wait. A dispatcher thread forms batches of what is queued — distinct ids only, and no id that
+ * is in a batch still in flight, so that a later write of an id is decided after the earlier one
+ * is durable — and up to {@code concurrency} batches run at once, each a {@link ClaimRound}.
+ * Writes that lost their version go first into the next batches.
  *
  * <p>A write that arrives while the writer is idle goes out at once; under load a batch lingers
  * briefly to fill. Memory is bounded: writes accepted but not yet durable may hold at most
  * {@code max-in-flight} bytes; beyond that a write is refused at once (503, Retry-After) rather
- * than queued.
+ * than queued. A stopped writer (a paused application context) can start again.
  */
-public class ChangelogWriter implements SmartLifecycle {
+class ChangelogWriter implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(ChangelogWriter.class);
 
 	/** Accounted per write on top of its document, for keys, headers and bookkeeping. */
 	private static final int OVERHEAD_BYTES = 512;
 
-	/** How long the outcome of a batch is sought while ClickHouse does not answer. */
-	private static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
-
-	private final ChangelogRepository repository;
-
-	private final TailWatermark tail;
-
 	private final ChangelogProperties.Writer properties;
-
-	private final Duration readBackPatience;
 
 	private final ReentrantLock lock = new ReentrantLock();
 
@@ -100,54 +68,20 @@ public class ChangelogWriter implements SmartLifecycle {
 	/** Started with the writer, shut down when it stops: a stopped writer can start again. */
 	private volatile ExecutorService workers;
 
-	private final Counter inserts;
-
-	private final DistributionSummary batchSizes;
-
-	private final Timer readDurations;
-
-	private final Timer insertDurations;
-
-	private final Timer confirmDurations;
-
-	private final Counter lostClaims;
-
 	private volatile boolean running;
 
 	private @Nullable Thread dispatcher;
 
-	ChangelogWriter(ChangelogRepository repository, TailWatermark tail, ChangelogProperties.Writer properties,
-			MeterRegistry meters) {
-		this.repository = repository;
-		this.tail = tail;
+	private final ClaimRound round;
+
+	ChangelogWriter(ClaimRound round, ChangelogProperties.Writer properties, MeterRegistry meters) {
+		this.round = round;
 		this.properties = properties;
-		this.readBackPatience = (properties.timeout().compareTo(READ_BACK_PATIENCE) < 0) ? properties.timeout()
-				: READ_BACK_PATIENCE;
 		this.maxInFlightBytes = (int) Math.min(Integer.MAX_VALUE, properties.maxInFlight().toBytes());
 		this.inFlightBytes = new Semaphore(this.maxInFlightBytes);
 		this.workers = newWorkers();
-		this.inserts = Counter.builder("statehouse.changelog.inserts")
-			.description("INSERT statements into the changelog")
-			.register(meters);
-		this.batchSizes = DistributionSummary.builder("statehouse.changelog.batch.writes")
-			.description("Writes per changelog INSERT")
-			.register(meters);
-		this.readDurations = phaseTimer(meters, "read");
-		this.insertDurations = phaseTimer(meters, "insert");
-		this.confirmDurations = phaseTimer(meters, "confirm");
-		this.lostClaims = Counter.builder("statehouse.changelog.claims.lost")
-			.description("Writes that lost their version to a concurrent writer and were decided again")
-			.register(meters);
 		meters.gauge("statehouse.changelog.writer.in.flight.bytes", this,
 				(writer) -> writer.maxInFlightBytes - writer.inFlightBytes.availablePermits());
-	}
-
-	private static Timer phaseTimer(MeterRegistry meters, String phase) {
-		return Timer.builder("statehouse.changelog.batch.duration")
-			.description("Time of each phase of a batch: read the newest versions, insert the claims, "
-					+ "confirm which won")
-			.tag("phase", phase)
-			.register(meters);
 	}
 
 	/**
@@ -290,7 +224,7 @@ public class ChangelogWriter implements SmartLifecycle {
 	private void flushAndRelease(List<PendingWrite> batch, Set<String> ids) {
 		List<PendingWrite> retries = List.of();
 		try {
-			retries = flush(batch);
+			retries = this.round.run(batch);
 		}
 		catch (RuntimeException ex) {
 			logger.error("A changelog batch failed unexpectedly", ex);
@@ -311,122 +245,6 @@ public class ChangelogWriter implements SmartLifecycle {
 				this.lock.unlock();
 			}
 		}
-	}
-
-	/** Makes a batch durable; returns the writes that lost their version and go again. */
-	private List<PendingWrite> flush(List<PendingWrite> batch) {
-		long fromBlock = this.tail.block();
-		List<PendingClaim> claims;
-		try {
-			claims = this.readDurations.record(() -> decide(batch, fromBlock));
-		}
-		catch (RuntimeException ex) {
-			// Nothing was written: nobody in this batch gets a 2xx.
-			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
-			return List.of();
-		}
-		if (claims.isEmpty()) {
-			return List.of();
-		}
-		List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
-		RuntimeException insertFailure = null;
-		try {
-			this.insertDurations.record(() -> this.repository.append(rows));
-			this.inserts.increment();
-			this.batchSizes.record(rows.size());
-		}
-		catch (RuntimeException ex) {
-			// Maybe written, maybe not, maybe still to be: the read-back tells.
-			insertFailure = ex;
-		}
-		Map<Claim, Verdict> verdicts;
-		try {
-			verdicts = this.confirmDurations.record(() -> ReadBack.withPatience(
-					() -> this.repository.verdicts(rows, fromBlock), this.readBackPatience));
-		}
-		catch (RuntimeException ex) {
-			RuntimeException answer = (insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure))
-					? insertFailure : WriteUnavailableException.outcomeUnknown();
-			claims.forEach((claim) -> claim.pending().result.completeExceptionally(answer));
-			return List.of();
-		}
-		List<PendingWrite> retries = new ArrayList<>();
-		for (PendingClaim claim : claims) {
-			PendingWrite pending = claim.pending();
-			Verdict verdict = verdicts.get(claim.claim());
-			switch (verdict.outcome()) {
-				case WON -> pending.result.complete(committed(claim.claim(), verdict));
-				case LOST -> {
-					if (++pending.attempts >= this.properties.maxAttempts()) {
-						pending.result
-							.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
-					}
-					else {
-						this.lostClaims.increment();
-						retries.add(pending);
-					}
-				}
-				case ABSENT -> pending.result.completeExceptionally(
-						(insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure)) ? insertFailure
-								: WriteUnavailableException.outcomeUnknown());
-				case UNKNOWN -> pending.result.completeExceptionally(WriteUnavailableException.outcomeUnknown());
-			}
-		}
-		return retries;
-	}
-
-	private static Committed committed(Claim claim, Verdict verdict) {
-		Change change = claim.change();
-		StoredState state = new StoredState(claim.id(), claim.version(), change.deleted(), change.document(),
-				change.fencing(), Objects.requireNonNull(verdict.writtenAt()));
-		return new Committed(state, claim.created(), false);
-	}
-
-	/** Decides every write of the batch against the newest versions, read in one query. */
-	private List<PendingClaim> decide(List<PendingWrite> batch, long fromBlock) {
-		Set<String> ids = new LinkedHashSet<>();
-		Set<IdempotencyKey> keys = new LinkedHashSet<>();
-		for (PendingWrite pending : batch) {
-			ids.add(pending.id);
-			if (pending.idempotency != null) {
-				keys.add(new IdempotencyKey(pending.id, pending.idempotency.key()));
-			}
-		}
-		Map<String, Head> newest = this.repository.newest(ids, fromBlock);
-		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
-		List<PendingClaim> claims = new ArrayList<>();
-		for (PendingWrite pending : batch) {
-			if (pending.idempotency != null) {
-				Replay replay = replays.get(new IdempotencyKey(pending.id, pending.idempotency.key()));
-				if (replay != null) {
-					if (replay.fingerprint().equals(pending.idempotency.fingerprint())) {
-						pending.result.complete(replay.answer());
-					}
-					else {
-						pending.result.completeExceptionally(
-								new IdempotencyKeyReusedException(pending.id, pending.idempotency.key()));
-					}
-					continue;
-				}
-			}
-			Head head = newest.get(pending.id);
-			StoredState current = (head != null) ? head.state() : null;
-			Change change;
-			try {
-				change = pending.mutation.decide(current);
-			}
-			catch (RuntimeException refused) {
-				pending.result.completeExceptionally(refused);
-				continue;
-			}
-			long version = (current != null) ? current.version() + 1 : 1;
-			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
-			Change claimed = new Change(change.operation(), change.document(), change.deleted(), fencing);
-			claims.add(new PendingClaim(pending, new Claim(pending.id, version, claimed, UUID.randomUUID(),
-					(head != null) ? head.claimId() : Claim.NONE, pending.idempotency,
-					!StoredState.isLive(current) && !change.deleted())));
-		}
-		return claims;
 	}
 
 	private ExecutorService newWorkers() {
@@ -481,32 +299,6 @@ public class ChangelogWriter implements SmartLifecycle {
 	@Override
 	public int getPhase() {
 		return SmartLifecycle.DEFAULT_PHASE - 4096;
-	}
-
-	private static final class PendingWrite {
-
-		final String id;
-
-		final StateMutation mutation;
-
-		final @Nullable Idempotency idempotency;
-
-		final int bytes;
-
-		final CompletableFuture<Committed> result = new CompletableFuture<>();
-
-		int attempts;
-
-		PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency, int bytes) {
-			this.id = id;
-			this.mutation = mutation;
-			this.idempotency = idempotency;
-			this.bytes = bytes;
-		}
-
-	}
-
-	private record PendingClaim(PendingWrite pending, Claim claim) {
 	}
 
 }

@@ -26,93 +26,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * The changelog and state tables in ClickHouse.
- *
- * <p>The {@code changelog} is a plain MergeTree, ordered by {@code (state_id, version)} for tail
- * reads and partitioned by segment (a time slot of ClickHouse's clock when the INSERT starts) so
- * that old rows sit in parts of their own that truncation can drop whole. Its rows carry
- * {@code _block_number} and {@code _block_offset}: on a single MergeTree the block number is
- * taken when the part is committed, under the table's lock, so among claims of one version the
- * one with the smallest {@code (_block_number, _block_offset)} was committed first and wins.
- * Every claim also names the winner of the version it replaces ({@code parent}), and the state
- * table keeps the identity of what it materialized, so that winners stay known by identity once
- * rows are truncated ({@link Lineage}).
- *
- * <p>Reads find the tail by commit order, never by segment: a part's name carries the highest
- * block of its rows, so {@code partMax > cut} selects exactly the parts that can hold changes
- * committed after a cut — also an INSERT that started in an old segment and committed late.
- *
- * <p>The {@code state} table is a {@code ReplacingMergeTree(version)} holding the newest
- * materialized version per id, read with {@code FINAL}. Tombstones are ordinary rows with
- * {@code deleted = 1} rather than the engine's {@code is_deleted}: {@code FINAL} hides
- * {@code is_deleted} rows, and the version of a deleted id must stay known so that a later
- * write continues after it instead of reusing it.
+ * The changelog as its writer and readers use it: the newest versions, claims and their
+ * verdicts, idempotent replays, history and listings (see {@link ChangelogTables}).
  */
 class ClickHouseChangelogRepository implements ChangelogRepository {
-
-	static final String CHANGELOG_TABLE = """
-			CREATE TABLE IF NOT EXISTS %s (
-			    state_id String,
-			    version UInt64,
-			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
-			    document String CODEC(ZSTD(1)),
-			    deleted Bool,
-			    fencing UInt64,
-			    idempotency_key String,
-			    idempotency_fingerprint String,
-			    claim_id UUID,
-			    parent UUID,
-			    created Bool,
-			    writer LowCardinality(String),
-			    written_at DateTime64(3) DEFAULT now64(3),
-			    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), {segmentSeconds}))
-			)
-			ENGINE = MergeTree
-			PARTITION BY segment
-			ORDER BY (state_id, version)
-			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, {durable}""";
-
-	static final String STATE_TABLE = """
-			CREATE TABLE IF NOT EXISTS %s (
-			    state_id String,
-			    version UInt64,
-			    deleted Bool,
-			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
-			    document String CODEC(ZSTD(1)),
-			    fencing UInt64,
-			    updated_at DateTime64(3),
-			    claim_id UUID,
-			    parent UUID
-			)
-			ENGINE = ReplacingMergeTree(version)
-			ORDER BY state_id
-			SETTINGS {durable}""";
-
-	/**
-	 * Watermarks of the materializer: a row per recorded cut ({@code materialized}) and truncation
-	 * floor ({@code truncated}). Values only grow, so the newest is the maximum, whatever order
-	 * concurrent materializers recorded theirs in; the TTL collects old rows (an idle materializer
-	 * records its watermarks again before they all expire).
-	 */
-	static final String META_TABLE = """
-			CREATE TABLE IF NOT EXISTS %s (
-			    key LowCardinality(String),
-			    value UInt64,
-			    recorded_at DateTime64(3) DEFAULT now64(3)
-			)
-			ENGINE = MergeTree
-			ORDER BY (key, recorded_at)
-			TTL toDateTime(recorded_at) + INTERVAL 7 DAY
-			SETTINGS {durable}""";
-
-	/** Commit order of a changelog row: the first of a version's claims wins it. */
-	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
-
-	/** The highest block of a row's part, from the part's name: {@code <partition>_<min>_<max>_<level>}. */
-	private static final String PART_MAX_BLOCK = "toUInt64(splitByChar('_', _part)[3])";
-
-	/** Everything committed up to the floor is truncated, whether or not its part is dropped yet. */
-	private static final String FLOOR = "(SELECT max(value) FROM {meta} WHERE key = 'truncated')";
 
 	/**
 	 * The newest version per id. Highest version first; at equal versions the materialized row
@@ -221,106 +138,23 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
-	/** The highest committed block: every later commit takes a higher one. */
-	private static final String CUT = """
-			SELECT max(_block_number) FROM {changelog} WHERE {partMax} > :fromBlock""";
-
-	/**
-	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table: per id
-	 * the newest version (its first committed claim), unless the state already holds it or a
-	 * newer one — so a rerun after a crash, or a second materializer, adds nothing new.
-	 */
-	private static final String MATERIALIZE = """
-			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent)
-			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8
-			FROM (
-			    SELECT state_id,
-			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent),
-			                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
-			    FROM {changelog}
-			    WHERE {partMax} > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock
-			    GROUP BY state_id
-			) AS n
-			LEFT ANY JOIN (
-			    SELECT state_id, max(version) AS materialized
-			    FROM {state}
-			    WHERE state_id IN (SELECT state_id FROM {changelog}
-			                       WHERE {partMax} > :fromBlock AND _block_number > :fromBlock
-			                         AND _block_number <= :toBlock)
-			    GROUP BY state_id
-			) AS m ON n.state_id = m.state_id
-			WHERE n.w.1 > m.materialized""";
-
-	private static final String WATERMARK = """
-			SELECT maxIf(value, key = 'materialized') AS cut,
-			       maxIf(recorded_at, key = 'materialized') AS cut_recorded_at,
-			       maxIf(value, key = 'materialized' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
-			           AS settled_cut,
-			       maxIf(value, key = 'truncated') AS floor,
-			       maxIf(recorded_at, key = 'truncated') AS floor_recorded_at,
-			       maxIf(value, key = 'truncated' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
-			           AS settled_floor,
-			       now64(3) AS now
-			FROM {meta}""";
-
-	private static final String RECORD = "INSERT INTO {meta} (key, value) VALUES (?, ?)";
-
-	private static final String PARTS = """
-			SELECT name, min_block_number, max_block_number,
-			       modification_time <= now() - toIntervalSecond(:retentionSeconds) AS old
-			FROM system.parts
-			WHERE database = :database AND table = :table AND active""";
-
-	private static final String DROP_PART = "ALTER TABLE {changelog} DROP PART ?";
-
-	private static final String TAIL_ROWS = """
-			SELECT count() FROM {changelog} WHERE {partMax} > :block AND _block_number > :block""";
-
-	/** ClickHouse's code for a part that is no longer active (merged away). */
-	private static final int NO_SUCH_DATA_PART = 232;
-
 	private final JdbcClient jdbc;
 
 	private final JdbcTemplate jdbcTemplate;
 
 	private final String writer;
 
-	private final String database;
-
-	private final String changelogTable;
-
-	private final Map<String, String> names;
+	private final ClickHouseSchema schema;
 
 	ClickHouseChangelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, String writer) {
 		this.jdbcTemplate = jdbcTemplate;
 		this.jdbc = JdbcClient.create(jdbcTemplate);
+		this.schema = schema;
 		this.writer = writer;
-		this.database = schema.database();
-		this.changelogTable = schema.tableName("changelog");
-		this.names = Map.of("{order}", COMMIT_ORDER, "{partMax}", PART_MAX_BLOCK, "{floor}", FLOOR, "{changelog}",
-				schema.table("changelog"), "{state}", schema.table("state"), "{meta}", schema.table("meta"));
 	}
 
-	static ClickHouseTable changelogTable(long segmentSeconds) {
-		return new ClickHouseTable("changelog", CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds))
-			.replace("{durable}", ClickHouseTable.DURABLE));
-	}
-
-	static ClickHouseTable stateTable() {
-		return new ClickHouseTable("state", STATE_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
-	}
-
-	static ClickHouseTable metaTable() {
-		return new ClickHouseTable("meta", META_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
-	}
-
-	/** The statement with its names filled in ({@code FLOOR} names {@code meta}, so it goes first). */
 	private String sql(String template) {
-		String sql = template.replace("{floor}", FLOOR);
-		for (Map.Entry<String, String> name : this.names.entrySet()) {
-			sql = sql.replace(name.getKey(), name.getValue());
-		}
-		return sql;
+		return ChangelogTables.sql(this.schema, template);
 	}
 
 	@Override
@@ -526,72 +360,6 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
 					rows.stream().filter((row) -> !row.materialized()).toList())))
 			.orElse(null);
-	}
-
-	@Override
-	public long cut(long fromBlock) {
-		long cut = this.jdbc.sql(sql(CUT)).param("fromBlock", fromBlock).query(Long.class).single();
-		return Math.max(cut, fromBlock);
-	}
-
-	@Override
-	public long materialize(long fromBlock, long toBlock) {
-		return this.jdbc.sql(sql(MATERIALIZE))
-			.param("fromBlock", fromBlock)
-			.param("toBlock", toBlock)
-			.update();
-	}
-
-	@Override
-	public Watermark watermark(Duration grace) {
-		return this.jdbc.sql(sql(WATERMARK))
-			.param("graceMillis", grace.toMillis())
-			.query((rs, n) -> new Watermark(rs.getLong("cut"), instant(rs, "cut_recorded_at"), rs.getLong("settled_cut"),
-					rs.getLong("floor"), instant(rs, "floor_recorded_at"), rs.getLong("settled_floor"),
-					instant(rs, "now")))
-			.single();
-	}
-
-	@Override
-	public void recordCut(long block) {
-		this.jdbc.sql(sql(RECORD)).params("materialized", block).update();
-	}
-
-	@Override
-	public void recordFloor(long block) {
-		this.jdbc.sql(sql(RECORD)).params("truncated", block).update();
-	}
-
-	@Override
-	public List<Part> parts(Duration retention) {
-		return this.jdbc.sql(PARTS)
-			.param("retentionSeconds", Math.max(1, (retention.toMillis() + 999) / 1000))
-			.param("database", this.database)
-			.param("table", this.changelogTable)
-			.query((rs, n) -> new Part(rs.getString("name"), rs.getLong("min_block_number"),
-					rs.getLong("max_block_number"), rs.getBoolean("old")))
-			.list();
-	}
-
-	@Override
-	public boolean dropPart(String name) {
-		try {
-			this.jdbc.sql(sql(DROP_PART)).params(name).update();
-			return true;
-		}
-		catch (DataAccessException ex) {
-			Throwable cause = ex.getMostSpecificCause();
-			if ((cause instanceof SQLException sql && sql.getErrorCode() == NO_SUCH_DATA_PART)
-					|| String.valueOf(cause.getMessage()).contains("NO_SUCH_DATA_PART")) {
-				return false;
-			}
-			throw ex;
-		}
-	}
-
-	@Override
-	public long tailRows(long block) {
-		return this.jdbc.sql(sql(TAIL_ROWS)).param("block", block).query(Long.class).single();
 	}
 
 	private static boolean bool(Object value) {

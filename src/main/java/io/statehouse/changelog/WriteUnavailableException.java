@@ -2,20 +2,21 @@ package io.statehouse.changelog;
 
 import java.time.Duration;
 
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
+
 /**
  * A write was not taken now and may be retried: the writer is saturated, shutting down, or the
  * id is too contended; or its outcome is unknown (retry it with the same idempotency key).
  */
-public class WriteUnavailableException extends RuntimeException {
+class WriteUnavailableException extends ProblemException {
 
 	private final Duration retryAfter;
 
-	private final boolean outcomeUnknown;
-
 	private WriteUnavailableException(String message, Duration retryAfter, boolean outcomeUnknown) {
-		super(message);
+		super(HttpStatus.SERVICE_UNAVAILABLE, outcomeUnknown ? "write-outcome-unknown" : "write-unavailable", message);
 		this.retryAfter = retryAfter;
-		this.outcomeUnknown = outcomeUnknown;
 	}
 
 	static WriteUnavailableException saturated() {
@@ -39,14 +40,9 @@ public class WriteUnavailableException extends RuntimeException {
 				+ "applying it twice.", Duration.ofSeconds(2), true);
 	}
 
-	/** When the client may try again. */
+	@Override
 	public Duration retryAfter() {
 		return this.retryAfter;
-	}
-
-	/** Whether the write may have been applied (a retry must carry the same idempotency key). */
-	public boolean isOutcomeUnknown() {
-		return this.outcomeUnknown;
 	}
 
 }

@@ -4,7 +4,10 @@
  * INSERT), a version is claimed by commit order, reads combine the materialized {@code state}
  * table with the changelog tail, and a scheduled job materializes and truncates.
  */
+@ApplicationModule(allowedDependencies = {"shared", "clickhouse"})
 @NullMarked
 package io.statehouse.changelog;
 
 import org.jspecify.annotations.NullMarked;
+
+import org.springframework.modulith.ApplicationModule;

@@ -18,15 +18,15 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 class ClickHouseConfiguration {
 
 	@Bean(destroyMethod = "close")
-	ClickHouseEndpoint clickHouseEndpoint(ClickHouseProperties properties) {
-		return ClickHouseEndpoint.of(properties);
+	ClickHouseBackend clickHouseBackend(ClickHouseProperties properties) {
+		return ClickHouseBackend.of(properties);
 	}
 
 	@Bean(destroyMethod = "close")
-	HikariDataSource dataSource(ClickHouseEndpoint endpoint, ClickHouseProperties properties) {
+	HikariDataSource dataSource(ClickHouseBackend backend, ClickHouseProperties properties) {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
-		config.setJdbcUrl(endpoint.jdbcUrl());
+		config.setJdbcUrl(backend.jdbcUrl());
 		config.setUsername(properties.username());
 		config.setPassword(properties.password());
 		config.setMaximumPoolSize(properties.poolSize());
@@ -46,9 +46,9 @@ class ClickHouseConfiguration {
 	}
 
 	@Bean
-	ClickHouseHealthIndicator clickHouseHealthIndicator(JdbcClient jdbc, ClickHouseEndpoint endpoint,
+	ClickHouseHealthIndicator clickHouseHealthIndicator(JdbcClient jdbc, ClickHouseBackend backend,
 			ClickHouseProperties properties) {
-		return new ClickHouseHealthIndicator(jdbc, endpoint, properties);
+		return new ClickHouseHealthIndicator(jdbc, backend, properties);
 	}
 
 }

@@ -12,20 +12,20 @@ class ClickHouseHealthIndicator extends AbstractHealthIndicator {
 
 	private final JdbcClient jdbc;
 
-	private final ClickHouseEndpoint endpoint;
+	private final ClickHouseBackend backend;
 
 	private final ClickHouseProperties properties;
 
-	ClickHouseHealthIndicator(JdbcClient jdbc, ClickHouseEndpoint endpoint, ClickHouseProperties properties) {
+	ClickHouseHealthIndicator(JdbcClient jdbc, ClickHouseBackend backend, ClickHouseProperties properties) {
 		super("ClickHouse health check failed");
 		this.jdbc = jdbc;
-		this.endpoint = endpoint;
+		this.backend = backend;
 		this.properties = properties;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		builder.withDetail("mode", this.endpoint.mode()).withDetail("database", this.properties.database());
+		builder.withDetail("mode", this.backend.mode()).withDetail("database", this.properties.database());
 		try {
 			builder.up().withDetail("version", this.jdbc.sql("SELECT version()").query(String.class).single());
 		}

@@ -3,6 +3,7 @@ package io.statehouse.clickhouse;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.Pattern;
@@ -28,7 +29,7 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties("statehouse.clickhouse")
 @Validated
-public record ClickHouseProperties(@Nullable String url, @DefaultValue("default") String username,
+record ClickHouseProperties(@Nullable String url, @DefaultValue("default") String username,
 		@DefaultValue("") String password,
 		@DefaultValue("statehouse") @Pattern(regexp = IDENTIFIER) String database,
 		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
@@ -38,7 +39,7 @@ public record ClickHouseProperties(@Nullable String url, @DefaultValue("default"
 	static final String IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]{0,62}";
 
 	/** Whether no server is configured, so the embedded engine runs. */
-	public boolean isEmbedded() {
+	boolean isEmbedded() {
 		return this.url == null || this.url.isBlank();
 	}
 
@@ -51,8 +52,19 @@ public record ClickHouseProperties(@Nullable String url, @DefaultValue("default"
 	 * share the engine; 0 picks a free port
 	 * @param sessions statements the engine runs at once; 0 sizes it from the CPU count
 	 */
-	public record Embedded(@Nullable Path library, @DefaultValue("data/clickhouse") Path dataDirectory,
+	record Embedded(@Nullable Path library, @DefaultValue("data/clickhouse") Path dataDirectory,
 			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions) {
+
+		/** The library to load: the one configured, or where the build installed it. */
+		Path libraryOrDefault() {
+			return (this.library != null) ? this.library : EmbeddedClickHouse.defaultLibrary();
+		}
+
+		/** The sessions to run: as many as configured, or as many as fit this machine. */
+		int sessionsOrDefault() {
+			return (this.sessions > 0) ? this.sessions : EmbeddedClickHouse.defaultSessions();
+		}
+
 	}
 
 }

@@ -3,6 +3,8 @@ package io.statehouse.clickhouse;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -12,8 +14,10 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * Creates Statehouse's database and tables at start-up, idempotently, and names them. Waits
- * (up to the start-up timeout) for a ClickHouse that is still starting.
+ * Creates Statehouse's database and tables at start-up, idempotently, and names them: every
+ * statement, DDL or query, writes a table as {@code {name}}, which this resolves to its
+ * qualified name ({@code `database`.`prefix+name`}). Waits (up to the start-up timeout) for a
+ * ClickHouse that is still starting.
  */
 public class ClickHouseSchema implements InitializingBean {
 
@@ -27,10 +31,27 @@ public class ClickHouseSchema implements InitializingBean {
 
 	private final List<ClickHouseTable> tables;
 
+	private final Map<String, String> statements = new ConcurrentHashMap<>();
+
 	ClickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties, List<ClickHouseTable> tables) {
 		this.jdbc = jdbc;
 		this.properties = properties;
 		this.tables = tables;
+	}
+
+	/**
+	 * A statement with every {@code {name}} of a Statehouse table replaced by the table's
+	 * qualified name, and {@code {durable}} by the settings that make a table durable
+	 * ({@link ClickHouseTable#DURABLE}).
+	 */
+	public String sql(String template) {
+		return this.statements.computeIfAbsent(template, (text) -> {
+			String sql = text.replace("{durable}", ClickHouseTable.DURABLE);
+			for (ClickHouseTable table : this.tables) {
+				sql = sql.replace("{" + table.name() + "}", table(table.name()));
+			}
+			return sql;
+		});
 	}
 
 	/** The qualified, quoted name of a table: {@code `database`.`prefix+name`}. */
@@ -72,7 +93,7 @@ public class ClickHouseSchema implements InitializingBean {
 	private void create() {
 		this.jdbc.sql("CREATE DATABASE IF NOT EXISTS `" + this.properties.database() + "`").update();
 		for (ClickHouseTable table : this.tables) {
-			this.jdbc.sql(table.createStatement().formatted(table(table.name()))).update();
+			this.jdbc.sql(sql(table.createStatement())).update();
 		}
 	}
 

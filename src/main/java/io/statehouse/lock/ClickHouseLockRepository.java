@@ -38,7 +38,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 class ClickHouseLockRepository implements LockRepository {
 
 	static final String CLAIMS_TABLE = """
-			CREATE TABLE IF NOT EXISTS %s (
+			CREATE TABLE IF NOT EXISTS {lock_claims} (
 			    lock_id String,
 			    slot UInt64,
 			    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
@@ -59,12 +59,9 @@ class ClickHouseLockRepository implements LockRepository {
 			TTL toDateTime(expires_at) + INTERVAL 2 DAY
 			SETTINGS enable_block_number_column = 1, {durable}""";
 
-	private static final String COLUMNS = "lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, "
-			+ "acquired_at, expires_at, ttl_ms";
-
 	/** A grant: ClickHouse fills in the fencing token and the times. */
 	private static final String GRANT = """
-			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing_floor)
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing_floor)
 			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?)""";
 
 	/**
@@ -72,7 +69,7 @@ class ClickHouseLockRepository implements LockRepository {
 	 * void — no change at all — if ClickHouse writes it once the lease has lapsed.
 	 */
 	private static final String CHANGE = """
-			INSERT INTO {claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, lapses_at)
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, lapses_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
@@ -81,7 +78,7 @@ class ClickHouseLockRepository implements LockRepository {
 	 */
 	private static final String CLAIMS_OF_SLOT = """
 			SELECT claim_id, fencing, acquired_at, expires_at, void, _block_number
-			FROM {claims}
+			FROM {lock_claims}
 			WHERE lock_id = :id AND slot = :slot""";
 
 	/**
@@ -90,8 +87,9 @@ class ClickHouseLockRepository implements LockRepository {
 	 * nothing and take no slot.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
-			SELECT {columns}, _block_number, kind != 'release' AND expires_at > now64(6) AS held
-			FROM {claims}
+			SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms,
+			       _block_number, kind != 'release' AND expires_at > now64(6) AS held
+			FROM {lock_claims}
 			WHERE lock_id = :id AND NOT void
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
@@ -106,7 +104,7 @@ class ClickHouseLockRepository implements LockRepository {
 			        SELECT lock_id, slot,
 			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
 			                      _block_number) AS winner
-			        FROM {claims}
+			        FROM {lock_claims}
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND NOT void
 			        GROUP BY lock_id, slot
 			    )
@@ -118,33 +116,20 @@ class ClickHouseLockRepository implements LockRepository {
 
 	private final JdbcClient jdbc;
 
-	private final String grant;
-
-	private final String change;
-
-	private final String claimsOfSlot;
-
-	private final String claimsOfLatestSlot;
-
-	private final String live;
+	private final ClickHouseSchema schema;
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema) {
 		this.jdbc = jdbc;
-		String claims = schema.table("lock_claims");
-		this.grant = GRANT.replace("{claims}", claims);
-		this.change = CHANGE.replace("{claims}", claims);
-		this.claimsOfSlot = CLAIMS_OF_SLOT.replace("{claims}", claims);
-		this.claimsOfLatestSlot = CLAIMS_OF_LATEST_SLOT.replace("{columns}", COLUMNS).replace("{claims}", claims);
-		this.live = LIVE.replace("{claims}", claims);
+		this.schema = schema;
 	}
 
 	static ClickHouseTable claimsTable() {
-		return new ClickHouseTable("lock_claims", CLAIMS_TABLE.replace("{durable}", ClickHouseTable.DURABLE));
+		return new ClickHouseTable("lock_claims", CLAIMS_TABLE);
 	}
 
 	@Override
 	public LockSnapshot read(String id) {
-		return this.jdbc.sql(this.claimsOfLatestSlot)
+		return this.jdbc.sql(this.schema.sql(CLAIMS_OF_LATEST_SLOT))
 			.param("id", id)
 			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(record(rs), rs.getBoolean("held")), rs))
 			.list()
@@ -157,13 +142,13 @@ class ClickHouseLockRepository implements LockRepository {
 	@Override
 	public void append(Claim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
-			this.jdbc.sql(this.grant)
+			this.jdbc.sql(this.schema.sql(GRANT))
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.ttl().toMillis(),
 						claim.fencing())
 				.update();
 		}
 		else {
-			this.jdbc.sql(this.change)
+			this.jdbc.sql(this.schema.sql(CHANGE))
 				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
 						claim.token(), claim.owner(), claim.ttl().toMillis(), claim.fencing(),
 						micros(Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")),
@@ -176,7 +161,7 @@ class ClickHouseLockRepository implements LockRepository {
 	public Outcome readBack(Claim claim) {
 		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
 		boolean written = false;
-		for (ClaimedSlot claimed : this.jdbc.sql(this.claimsOfSlot)
+		for (ClaimedSlot claimed : this.jdbc.sql(this.schema.sql(CLAIMS_OF_SLOT))
 			.param("id", claim.id())
 			.param("slot", claim.slot())
 			.query((rs, n) -> new ClaimedSlot(new InCommitOrder<>(claimed(claim, rs), rs), rs.getBoolean("void")))
@@ -197,7 +182,7 @@ class ClickHouseLockRepository implements LockRepository {
 
 	@Override
 	public List<LockRecord> live(String prefix, @Nullable String after, int limit) {
-		return this.jdbc.sql(this.live)
+		return this.jdbc.sql(this.schema.sql(LIVE))
 			.param("prefix", prefix)
 			.param("after", (after != null) ? after : "")
 			.param("limit", limit)

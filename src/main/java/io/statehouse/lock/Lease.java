@@ -13,5 +13,5 @@ import java.util.UUID;
  * @param acquiredAt when it was granted
  * @param expiresAt when it lapses unless renewed
  */
-public record Lease(String id, UUID token, long fencingToken, String owner, Instant acquiredAt, Instant expiresAt) {
+record Lease(String id, UUID token, long fencingToken, String owner, Instant acquiredAt, Instant expiresAt) {
 }

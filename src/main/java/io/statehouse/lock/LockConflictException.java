@@ -1,15 +1,29 @@
 package io.statehouse.lock;
 
-/** A lock token that does not hold the lock now (another holder, expired, released). */
-public class LockConflictException extends RuntimeException {
+import io.statehouse.shared.ProblemException;
 
-	public LockConflictException(String message) {
-		super(message);
+import org.springframework.http.HttpStatus;
+
+/** A lease that does not hold the lock now (another holder, expired, released, superseded): 409. */
+public class LockConflictException extends ProblemException {
+
+	private LockConflictException(String message) {
+		super(HttpStatus.CONFLICT, "lock-conflict", message);
 	}
 
 	static LockConflictException notHolder(String id) {
 		return new LockConflictException("The Lock-Token does not hold lock '" + id
 				+ "' now: it expired, was released, or belongs to another holder.");
+	}
+
+	/**
+	 * A write under a lease on {@code id} that a newer lease superseded.
+	 * @param current the fencing token of the newer lease
+	 * @param presented the fencing token of the lease the write presented
+	 */
+	public static LockConflictException superseded(String id, long current, long presented) {
+		return new LockConflictException("State '" + id + "' was fenced or written under a newer lease (fencing token "
+				+ current + " > " + presented + "); this lease may no longer write it.");
 	}
 
 }

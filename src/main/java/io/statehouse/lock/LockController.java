@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-import io.statehouse.web.Cursors;
-import io.statehouse.web.Ids;
-import io.statehouse.web.InvalidRequestException;
+import io.statehouse.shared.Ids;
+import io.statehouse.shared.InvalidRequestException;
+import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -42,10 +42,6 @@ import org.springframework.web.bind.annotation.RestController;
 		+ "each other")
 class LockController {
 
-	static final String LOCK_TOKEN = "Lock-Token";
-
-	private static final int MAX_PAGE_SIZE = 1000;
-
 	private final LockService locks;
 
 	LockController(LockService locks) {
@@ -67,7 +63,7 @@ class LockController {
 		Lease lease = this.locks.acquire(id, request.owner(), Duration.ofSeconds(request.ttlOrDefault()),
 				Duration.ofSeconds(request.waitOrDefault()));
 		return ResponseEntity.status(HttpStatus.CREATED)
-			.header(LOCK_TOKEN, lease.token().toString())
+			.header(LockToken.HEADER, lease.token().toString())
 			.body(GrantResponse.of(lease));
 	}
 
@@ -78,11 +74,11 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(LOCK_TOKEN) String token,
+			@Parameter(description = "The lease's token") @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
 				: null;
-		return GrantResponse.of(this.locks.renew(id, LockService.parseToken(token), ttl));
+		return GrantResponse.of(this.locks.renew(id, LockToken.parse(token), ttl));
 	}
 
 	@DeleteMapping("/{id}")
@@ -95,13 +91,18 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(name = LOCK_TOKEN,
+			@Parameter(description = "The lease's token") @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
-		if (token == null && !force) {
+		if (force) {
+			this.locks.forceRelease(id);
+		}
+		else if (token != null) {
+			this.locks.release(id, LockToken.parse(token));
+		}
+		else {
 			throw new InvalidRequestException("Releasing needs the lease's Lock-Token (or force=true).");
 		}
-		this.locks.release(id, (token != null) ? LockService.parseToken(token) : null, force);
 		return ResponseEntity.noContent().build();
 	}
 
@@ -117,13 +118,10 @@ class LockController {
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
 	@Operation(operationId = "listLocks", summary = "List live locks", description = "In id order, by prefix.")
 	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN) String prefix,
-			@RequestParam(defaultValue = "100") @Min(1) @Max(MAX_PAGE_SIZE) int limit,
+			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor) {
-		List<Lease> leases = this.locks.live(prefix, (cursor != null) ? Cursors.decode(cursor) : null, limit + 1);
-		boolean more = leases.size() > limit;
-		List<Lease> page = more ? leases.subList(0, limit) : leases;
-		return new LockPage(page.stream().map(LockView::of).toList(),
-				more ? Cursors.encode(page.get(page.size() - 1).id()) : null);
+		Page<Lease> page = this.locks.live(prefix, limit, cursor);
+		return new LockPage(page.items().stream().map(LockView::of).toList(), page.nextCursor());
 	}
 
 	/**

@@ -1,18 +1,28 @@
 package io.statehouse.lock;
 
-/** The lock is held by someone else (and the wait, if any, ran out). */
-public class LockHeldException extends RuntimeException {
+import java.util.Map;
+
+import io.statehouse.shared.ProblemException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpStatus;
+
+/** The lock is held by someone else (and the wait, if any, ran out): 423 with the holder. */
+class LockHeldException extends ProblemException {
 
 	private final Lease holder;
 
 	LockHeldException(Lease holder) {
-		super("Lock '" + holder.id() + "' is held by '" + holder.owner() + "' until " + holder.expiresAt() + ".");
+		super(HttpStatus.LOCKED, "lock-held",
+				"Lock '" + holder.id() + "' is held by '" + holder.owner() + "' until " + holder.expiresAt() + ".");
 		this.holder = holder;
 	}
 
-	/** The holder; its token must never leave the service. */
-	public Lease holder() {
-		return this.holder;
+	/** Who holds it and until when; never the holder's token. */
+	@Override
+	public Map<String, @Nullable Object> properties() {
+		return Map.of("holder", Map.of("owner", this.holder.owner(), "acquiredAt", this.holder.acquiredAt().toString(),
+				"expiresAt", this.holder.expiresAt().toString(), "fencingToken", this.holder.fencingToken()));
 	}
 
 }

@@ -1,10 +1,14 @@
 package io.statehouse.lock;
 
-/** No live lock on that id. */
-public class LockNotFoundException extends RuntimeException {
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
+
+/** No live lock on that id: 404. */
+class LockNotFoundException extends ProblemException {
 
 	private LockNotFoundException(String message) {
-		super(message);
+		super(HttpStatus.NOT_FOUND, "not-found", message);
 	}
 
 	static LockNotFoundException forId(String id) {

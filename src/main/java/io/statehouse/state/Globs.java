@@ -1,7 +1,7 @@
 package io.statehouse.state;
 
-import io.statehouse.web.Ids;
-import io.statehouse.web.InvalidRequestException;
+import io.statehouse.shared.Ids;
+import io.statehouse.shared.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
 /**

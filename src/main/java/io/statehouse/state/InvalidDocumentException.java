@@ -1,10 +1,14 @@
 package io.statehouse.state;
 
-/** A request body that is not an acceptable state document or patch. */
-public class InvalidDocumentException extends RuntimeException {
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
+
+/** A request body that is not an acceptable state document or patch: 400. */
+class InvalidDocumentException extends ProblemException {
 
 	InvalidDocumentException(String message) {
-		super(message);
+		super(HttpStatus.BAD_REQUEST, "invalid-document", message);
 	}
 
 }

@@ -1,20 +1,27 @@
 package io.statehouse.state;
 
+import java.util.Collections;
+import java.util.Map;
+
+import io.statehouse.shared.ProblemException;
 import org.jspecify.annotations.Nullable;
 
-/** A conditional write whose condition does not hold for the current version. */
-public class PreconditionFailedException extends RuntimeException {
+import org.springframework.http.HttpStatus;
+
+/** A conditional write whose condition does not hold for the current version: 412. */
+class PreconditionFailedException extends ProblemException {
 
 	private final @Nullable Long currentVersion;
 
 	PreconditionFailedException(String message, @Nullable Long currentVersion) {
-		super(message);
+		super(HttpStatus.PRECONDITION_FAILED, "precondition-failed", message);
 		this.currentVersion = currentVersion;
 	}
 
 	/** The current version of the state, {@code null} if there is no live state. */
-	public @Nullable Long currentVersion() {
-		return this.currentVersion;
+	@Override
+	public Map<String, @Nullable Object> properties() {
+		return Collections.singletonMap("currentVersion", this.currentVersion);
 	}
 
 }

@@ -4,7 +4,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.statehouse.changelog.StoredState;
-import io.statehouse.web.InvalidRequestException;
+import io.statehouse.shared.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * @param ifMatchAny {@code If-Match: *}: the state must exist
  * @param ifNoneMatchAny {@code If-None-Match: *}: the state must not exist (create only)
  */
-public record Preconditions(@Nullable Long ifMatch, boolean ifMatchAny, boolean ifNoneMatchAny) {
+record Preconditions(@Nullable Long ifMatch, boolean ifMatchAny, boolean ifNoneMatchAny) {
 
 	private static final Pattern ENTITY_TAG = Pattern.compile("\"(\\d{1,18})\"");
 
@@ -23,7 +23,7 @@ public record Preconditions(@Nullable Long ifMatch, boolean ifMatchAny, boolean 
 	 * Parses the headers.
 	 * @throws InvalidRequestException when a header is not {@code "<version>"} or {@code *}
 	 */
-	public static Preconditions parse(@Nullable String ifMatch, @Nullable String ifNoneMatch) {
+	static Preconditions parse(@Nullable String ifMatch, @Nullable String ifNoneMatch) {
 		Long version = null;
 		boolean any = false;
 		if (ifMatch != null) {

@@ -7,10 +7,13 @@ import java.util.List;
 import java.util.Map;
 
 import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
-import io.statehouse.web.Ids;
-import io.statehouse.web.InvalidRequestException;
+import io.statehouse.lock.LockToken;
+import io.statehouse.shared.Ids;
+import io.statehouse.shared.InvalidRequestException;
+import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -125,7 +128,7 @@ class StateController {
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken)
 			throws IOException {
 		return written(this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
@@ -151,7 +154,7 @@ class StateController {
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken)
 			throws IOException {
 		return written(this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
@@ -172,7 +175,7 @@ class StateController {
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = "Lock-Token",
+			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken) {
 		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey));
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
@@ -182,12 +185,13 @@ class StateController {
 	@Operation(operationId = "listStates", summary = "List states",
 			description = "Live states in id order. `match` is a glob: `*` any run, `?` one character; "
 					+ "every other character (`%` and `_` too) matches itself.")
-	StateService.StatePage list(
+	StatePage list(
 			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN) @Nullable String prefix,
 			@RequestParam(required = false) @Nullable String match,
-			@RequestParam(required = false) @Min(1) @Max(StateService.MAX_PAGE_SIZE) @Nullable Integer limit,
+			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor) {
-		return this.states.list(prefix, match, limit, cursor);
+		Page<StateSummary> page = this.states.list(prefix, match, limit, cursor);
+		return new StatePage(page.items(), page.nextCursor());
 	}
 
 	@DeleteMapping
@@ -221,7 +225,16 @@ class StateController {
 		if (idempotencyKey != null && !IDEMPOTENCY_KEY.matcher(idempotencyKey).matches()) {
 			throw new InvalidRequestException("Idempotency-Key must be 1-255 visible ASCII characters.");
 		}
-		return new WriteConditions(Preconditions.parse(ifMatch, ifNoneMatch), lockToken, idempotencyKey);
+		return new WriteConditions(Preconditions.parse(ifMatch, ifNoneMatch),
+				(lockToken != null) ? LockToken.parse(lockToken) : null, idempotencyKey);
+	}
+
+	/**
+	 * One page of a listing.
+	 * @param items the states
+	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
+	 */
+	record StatePage(List<StateSummary> items, @Nullable String nextCursor) {
 	}
 
 }

@@ -1,21 +1,25 @@
 package io.statehouse.state;
 
-/** No live state with that id (never written, or deleted). */
-public class StateNotFoundException extends RuntimeException {
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
+
+/** No live state with that id (never written, or deleted), or no such version: 404. */
+class StateNotFoundException extends ProblemException {
 
 	private StateNotFoundException(String message) {
-		super(message);
+		super(HttpStatus.NOT_FOUND, "not-found", message);
 	}
 
-	public static StateNotFoundException forId(String id) {
+	static StateNotFoundException forId(String id) {
 		return new StateNotFoundException("No state '" + id + "'.");
 	}
 
-	public static StateNotFoundException forVersion(String id, long version) {
+	static StateNotFoundException forVersion(String id, long version) {
 		return new StateNotFoundException("State '" + id + "' has no version " + version + ".");
 	}
 
-	public static StateNotFoundException forDeletion(String id, long version) {
+	static StateNotFoundException forDeletion(String id, long version) {
 		return new StateNotFoundException("Version " + version + " of state '" + id + "' is a deletion.");
 	}
 

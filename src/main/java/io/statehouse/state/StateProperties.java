@@ -16,6 +16,6 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties("statehouse.state")
 @Validated
-public record StateProperties(@DefaultValue("1MB") DataSize maxDocumentSize,
+record StateProperties(@DefaultValue("1MB") DataSize maxDocumentSize,
 		@DefaultValue("64") @Min(1) @Max(1000) int maxDepth) {
 }

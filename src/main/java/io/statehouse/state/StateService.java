@@ -15,8 +15,7 @@ import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
-import io.statehouse.web.Cursors;
-import io.statehouse.web.InvalidRequestException;
+import io.statehouse.shared.Page;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.stereotype.Service;
@@ -26,11 +25,7 @@ import org.springframework.stereotype.Service;
  * the changelog writer, so conditions and merges never act on a stale state.
  */
 @Service
-public class StateService {
-
-	static final int DEFAULT_PAGE_SIZE = 100;
-
-	static final int MAX_PAGE_SIZE = 1000;
+class StateService {
 
 	private final StateStore store;
 
@@ -45,7 +40,7 @@ public class StateService {
 	}
 
 	/** The newest live version. */
-	public StoredState get(String id) {
+	StoredState get(String id) {
 		return this.store.newest(id).filter(StoredState::isLive).orElseThrow(() -> StateNotFoundException.forId(id));
 	}
 
@@ -54,7 +49,7 @@ public class StateService {
 	 * @throws StateNotFoundException for an unknown id or a version never written
 	 * @throws VersionGoneException for a version that truncation removed
 	 */
-	public StoredState get(String id, long version) {
+	StoredState get(String id, long version) {
 		StoredState state = this.store.version(id, version).orElseThrow(() -> {
 			long newest = this.store.newest(id).map(StoredState::version).orElse(0L);
 			return (version < newest) ? new VersionGoneException(id, version)
@@ -67,7 +62,7 @@ public class StateService {
 	}
 
 	/** The versions the changelog retains (and the newest, always), oldest first. */
-	public List<VersionInfo> history(String id) {
+	List<VersionInfo> history(String id) {
 		List<VersionInfo> versions = this.store.history(id);
 		if (versions.isEmpty()) {
 			throw StateNotFoundException.forId(id);
@@ -76,7 +71,7 @@ public class StateService {
 	}
 
 	/** Replaces the document (creating it if absent). */
-	public Committed put(String id, InputStream body, WriteConditions conditions) throws IOException {
+	Committed put(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String document = this.documents.readObject(body);
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
@@ -86,7 +81,7 @@ public class StateService {
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
-	public Committed patch(String id, InputStream body, WriteConditions conditions) throws IOException {
+	Committed patch(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String patch = this.documents.readObject(body);
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
@@ -97,7 +92,7 @@ public class StateService {
 	}
 
 	/** Deletes the state: a tombstone version. */
-	public Committed delete(String id, WriteConditions conditions) {
+	Committed delete(String id, WriteConditions conditions) {
 		long fencing = fencing(id, conditions);
 		return this.store.write(id, (current) -> {
 			// The conditions first: If-Match on a deleted state is a failed precondition (412).
@@ -126,8 +121,7 @@ public class StateService {
 	private static void check(String id, @Nullable StoredState current, WriteConditions conditions, long fencing) {
 		conditions.preconditions().check(id, current);
 		if (fencing > 0 && current != null && current.fencing() > fencing) {
-			throw new LockConflictException("State '" + id + "' was written under a newer lease (fencing token "
-					+ current.fencing() + " > " + fencing + "); this lease may no longer write it.");
+			throw LockConflictException.superseded(id, current.fencing(), fencing);
 		}
 	}
 
@@ -135,21 +129,13 @@ public class StateService {
 	 * Live states in id order.
 	 * @param prefix ids start with this ({@code null}: any)
 	 * @param match a glob ({@code *}, {@code ?}) ids must match ({@code null}: any)
-	 * @param limit page size
+	 * @param size page size
 	 * @param cursor where the previous page ended ({@code null}: the start)
 	 */
-	public StatePage list(@Nullable String prefix, @Nullable String match, @Nullable Integer limit,
-			@Nullable String cursor) {
-		int size = (limit != null) ? limit : DEFAULT_PAGE_SIZE;
-		if (size < 1 || size > MAX_PAGE_SIZE) {
-			throw new InvalidRequestException("limit must be between 1 and " + MAX_PAGE_SIZE + ".");
-		}
+	Page<StateSummary> list(@Nullable String prefix, @Nullable String match, int size, @Nullable String cursor) {
 		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", Globs.toLike(match),
-				(cursor != null) ? Cursors.decode(cursor) : null, size + 1);
-		boolean more = rows.size() > size;
-		List<StateSummary> items = more ? rows.subList(0, size) : rows;
-		String next = more ? Cursors.encode(items.get(items.size() - 1).id()) : null;
-		return new StatePage(List.copyOf(items), next);
+				Page.after(cursor), size + 1);
+		return Page.of(rows, size, StateSummary::id);
 	}
 
 	/**
@@ -158,13 +144,13 @@ public class StateService {
 	 * number of matches.
 	 * @return how many this call deleted
 	 */
-	public int deleteMatching(String match) {
+	int deleteMatching(String match) {
 		String like = Globs.toLike(match);
 		int deleted = 0;
 		String after = null;
 		List<StateSummary> page;
 		do {
-			page = this.store.list("", like, after, MAX_PAGE_SIZE);
+			page = this.store.list("", like, after, Page.MAX_SIZE);
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
 				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0), 0));
@@ -180,16 +166,8 @@ public class StateService {
 			}
 			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
 		}
-		while (page.size() == MAX_PAGE_SIZE);
+		while (page.size() == Page.MAX_SIZE);
 		return deleted;
-	}
-
-	/**
-	 * One page of a listing.
-	 * @param items the states
-	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
-	 */
-	public record StatePage(List<StateSummary> items, @Nullable String nextCursor) {
 	}
 
 }

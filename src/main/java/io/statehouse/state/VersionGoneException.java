@@ -1,10 +1,14 @@
 package io.statehouse.state;
 
-/** A version that existed but is no longer retained: the changelog was truncated past it. */
-public class VersionGoneException extends RuntimeException {
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
+
+/** A version that existed but is no longer retained (the changelog was truncated past it): 410. */
+class VersionGoneException extends ProblemException {
 
 	VersionGoneException(String id, long version) {
-		super("Version " + version + " of state '" + id + "' is no longer retained.");
+		super(HttpStatus.GONE, "version-gone", "Version " + version + " of state '" + id + "' is no longer retained.");
 	}
 
 }

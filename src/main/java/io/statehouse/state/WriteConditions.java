@@ -2,6 +2,7 @@ package io.statehouse.state;
 
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Idempotency;
+import io.statehouse.lock.LockToken;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -11,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * @param lockToken the {@code Lock-Token} of the lease the writer holds on this id, if any
  * @param idempotencyKey the client's key for retries, if any
  */
-public record WriteConditions(Preconditions preconditions, @Nullable String lockToken,
+record WriteConditions(Preconditions preconditions, @Nullable LockToken lockToken,
 		@Nullable String idempotencyKey) {
 
 	/**
@@ -20,7 +21,7 @@ public record WriteConditions(Preconditions preconditions, @Nullable String lock
 	 */
 	@Nullable Idempotency idempotency(Change.Operation operation, String body) {
 		return Idempotency.of(this.idempotencyKey, operation, body,
-				this.preconditions + "|" + ((this.lockToken != null) ? this.lockToken.strip() : ""));
+				this.preconditions + "|" + ((this.lockToken != null) ? this.lockToken : ""));
 	}
 
 }

@@ -25,7 +25,7 @@ class PathParametersFilter extends OncePerRequestFilter {
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		if (request.getRequestURI().indexOf(';') >= 0) {
-			ProblemDetails.write(response, 400, "Bad Request", "invalid-request",
+			Problems.write(response, 400, "Bad Request", "invalid-request",
 					"Path parameters (';') are not allowed: no id contains ';'.");
 			return;
 		}

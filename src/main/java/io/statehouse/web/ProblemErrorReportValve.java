@@ -20,7 +20,7 @@ class ProblemErrorReportValve extends ErrorReportValve {
 			return;
 		}
 		try {
-			ProblemDetails.write(response, status, (status == 400) ? "Bad Request" : "Refused",
+			Problems.write(response, status, (status == 400) ? "Bad Request" : "Refused",
 					(status == 400) ? "invalid-request" : "http-" + status,
 					"The request was refused before it reached the service.");
 			response.finishResponse();

@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.state.Preconditions;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -44,6 +43,9 @@ class ChangelogProtocolTests {
 	InterleavingRepository repository;
 
 	@Autowired
+	InterleavingMaterializerRepository materializerRepository;
+
+	@Autowired
 	ChangelogMaterializer materializer;
 
 	@Autowired
@@ -61,6 +63,7 @@ class ChangelogProtocolTests {
 	void connect() {
 		this.client = StatehouseClient.forPort(this.port);
 		this.repository.reset();
+		this.materializerRepository.reset();
 	}
 
 	@Test
@@ -77,7 +80,7 @@ class ChangelogProtocolTests {
 		assertThat(patch.version()).as("one version per write").isEqualTo(3);
 		assertThat(this.client.delete("/states/" + id).status()).as("a live state deletes").isEqualTo(204);
 		this.repository.reset();
-		assertThat(versions(id)).containsExactly(1L, 2L, 3L, 4L);
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L, 4L);
 	}
 
 	@Test
@@ -86,8 +89,8 @@ class ChangelogProtocolTests {
 		this.client.put("/states/" + id, "{\"v\":1}");
 		String refused = "{\"refused\":true}";
 		// The refused request: If-Match "1" with its own key, claiming version 2 after the winner.
-		Idempotency refusedKey = Idempotency.of("k-refused", Change.Operation.PUT, refused,
-				Preconditions.parse("\"1\"", null) + "|");
+		// Whatever its fingerprint: judged a winner, it would replay (200) or clash (422); a loser is decided again.
+		Idempotency refusedKey = Idempotency.of("k-refused", Change.Operation.PUT, refused, "If-Match: \"1\"");
 		this.repository.afterAppend = (claims) -> {
 			Claim winner = claims.get(0);
 			this.repository.appendDirectly(List.of(new Claim(id, winner.version(), Change.put(refused, 0),
@@ -102,7 +105,7 @@ class ChangelogProtocolTests {
 
 		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
 		assertThat(this.client.get("/states/" + id + "?version=2").body()).isEqualTo("{\"v\":2}");
-		assertThat(versions(id)).containsExactly(2L);
+		assertThat(this.client.versions(id)).containsExactly(2L);
 		assertThat(this.client.get("/states/" + id + "/versions").json().get(0).get("sizeBytes").asLong())
 			.isEqualTo("{\"v\":2}".length());
 		Response retry = this.client.put("/states/" + id, refused, "If-Match", "\"1\"", "Idempotency-Key",
@@ -132,7 +135,7 @@ class ChangelogProtocolTests {
 		assertThat(won.version()).isEqualTo(3);
 		// The winner of 2 falls below the floor while this key's losing claim of 2 is retained.
 		this.materializer.run();
-		assertThat(versions(id)).containsExactly(3L);
+		assertThat(this.client.versions(id)).containsExactly(3L);
 		assertThat(changelogRows(id, 2)).as("the losing claim of 2 is still there").isOne();
 		assertThat(this.client.get("/states/" + id + "?version=2").status()).isEqualTo(410);
 		Response replay = this.client.put("/states/" + id, "{\"mine\":3}", "Idempotency-Key", "k-twice");
@@ -210,15 +213,14 @@ class ChangelogProtocolTests {
 				new ChangelogProperties.Writer(Duration.ofMillis(5), 1000, DataSize.ofMegabytes(8), DataSize.ofMegabytes(64),
 						Duration.ofSeconds(30), 100, 1),
 				new ChangelogProperties.Materializer(false, Duration.ofHours(1), Duration.ofMillis(200), 2));
-		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.repository, new TailWatermark(), properties,
-				new SimpleMeterRegistry(), (step) -> {
-				});
-		this.repository.failWatermark = true;
+		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.materializerRepository, new TailWatermark(),
+				properties, new SimpleMeterRegistry());
+		this.materializerRepository.failWatermark = true;
 		readOnly.scheduled();
 		readOnly.scheduled();
 		assertThat(readOnly.consecutiveFailures()).isEqualTo(2);
 		assertThat(readOnly.lastFailure()).isEqualTo("ClickHouse is not reachable");
-		this.repository.failWatermark = false;
+		this.materializerRepository.failWatermark = false;
 		readOnly.scheduled();
 		assertThat(readOnly.consecutiveFailures()).isZero();
 	}
@@ -247,7 +249,7 @@ class ChangelogProtocolTests {
 	private void truncateUpTo(String id, long version) {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
 			this.materializer.run();
-			assertThat(versions(id)).first().isEqualTo(version);
+			assertThat(this.client.versions(id)).first().isEqualTo(version);
 		});
 	}
 
@@ -265,12 +267,6 @@ class ChangelogProtocolTests {
 			.param(id)
 			.query(Long.class)
 			.single();
-	}
-
-	private List<Long> versions(String id) {
-		return this.client.get("/states/" + id + "/versions").json().valueStream()
-			.map((v) -> v.get("version").asLong())
-			.toList();
 	}
 
 	private static void sleep(Duration duration) {

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 
-import io.statehouse.support.EngineProcess;
 import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.Test;
@@ -31,43 +31,30 @@ class CrashDurabilityTests {
 
 	@Test
 	void acknowledgedWritesSurviveAKillOfTheService() throws Exception {
-		try (EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0)) {
-			String[] args = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-					"--statehouse.clickhouse.database=crash_service" };
-			AtomicLongArray acknowledged;
-			try (ServiceProcess service = ServiceProcess.start(this.directory, args)) {
-				acknowledged = writeUntilStopped(StatehouseClient.forPort(service.port()), service::kill);
-			}
-			try (ServiceProcess restarted = ServiceProcess.start(this.directory, args)) {
-				assertEveryAcknowledgedWriteIsThere(StatehouseClient.forPort(restarted.port()), acknowledged);
-			}
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "crash_service")) {
+			ServiceProcess service = deployment.startService();
+			AtomicLongArray acknowledged = writeUntilStopped(StatehouseClient.forPort(service.port()), service::kill);
+			ServiceProcess restarted = deployment.startService();
+			assertEveryAcknowledgedWriteIsThere(StatehouseClient.forPort(restarted.port()), acknowledged);
 		}
 	}
 
 	@Test
 	void acknowledgedWritesSurviveAKillOfTheEngineAndTheServiceRecoversByItself() throws Exception {
-		Path data = this.directory.resolve("clickhouse");
-		EngineProcess engine = EngineProcess.start(data, 0);
-		int port = engine.port();
-		try (ServiceProcess service = ServiceProcess.start(this.directory,
-				"--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-				"--statehouse.clickhouse.database=crash_engine")) {
-			StatehouseClient client = StatehouseClient.forPort(service.port());
-			AtomicLongArray acknowledged = writeUntilStopped(client, engine::kill);
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "crash_engine")) {
+			StatehouseClient client = StatehouseClient.forPort(deployment.startService().port());
+			AtomicLongArray acknowledged = writeUntilStopped(client, deployment::killEngine);
 			// The engine is gone: reads and writes are 503 with Retry-After, not 500s.
 			for (Response response : List.of(client.get("/states/crash:0"), client.put("/states/crash:new", "{}"))) {
 				assertThat(response.status()).as("%s", response).isEqualTo(503);
 				assertThat(response.header("Retry-After")).isPresent();
 				assertThat(response.header("Content-Type")).hasValue("application/problem+json");
 			}
-			engine = EngineProcess.start(data, port);
+			deployment.restartEngine();
 			await().atMost(Duration.ofSeconds(30))
 				.untilAsserted(() -> assertThat(client.get("/states/crash:0").status()).isEqualTo(200));
 			assertEveryAcknowledgedWriteIsThere(client, acknowledged);
 			assertThat(client.put("/states/crash:after", "{}").status()).isEqualTo(201);
-		}
-		finally {
-			engine.close();
 		}
 	}
 

@@ -3,8 +3,8 @@ package io.statehouse.changelog;
 import java.nio.file.Path;
 import java.time.Duration;
 
-import io.statehouse.support.EngineProcess;
 import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.Test;
@@ -26,37 +26,27 @@ class EngineRestartTests {
 
 	@Test
 	void writesAfterARestartOfTheEngineOnATruncatedChangelogAreKept() throws Exception {
-		Path data = this.directory.resolve("clickhouse");
-		EngineProcess engine = EngineProcess.start(data, 0);
-		int port = engine.port();
-		String[] args = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-				"--statehouse.clickhouse.database=restart", "--statehouse.changelog.segment-duration=1s",
-				"--statehouse.changelog.retention=1s", "--statehouse.changelog.materializer.interval=300ms",
-				"--statehouse.changelog.materializer.grace=300ms" };
-		try {
-			try (ServiceProcess service = ServiceProcess.start(this.directory, args)) {
-				StatehouseClient client = StatehouseClient.forPort(service.port());
-				assertThat(client.put("/states/cor:a", "{\"v\":1}").status()).isEqualTo(201);
-				Thread.sleep(3000);
-				engine.kill();
-				engine = EngineProcess.start(data, port);
-				await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-					Response written = client.put("/states/cor:a", "{\"v\":2}");
-					assertThat(written.status()).isEqualTo(200);
-					assertThat(written.version()).isEqualTo(2);
-				});
-				Thread.sleep(3000);
-				assertThat(client.get("/states/cor:a").body()).isEqualTo("{\"v\":2}");
-			}
-			try (ServiceProcess restarted = ServiceProcess.start(this.directory, args)) {
-				StatehouseClient client = StatehouseClient.forPort(restarted.port());
-				Thread.sleep(1000);
-				assertThat(client.get("/states/cor:a").body()).isEqualTo("{\"v\":2}");
-				assertThat(client.put("/states/cor:a", "{\"v\":3}").version()).isEqualTo(3);
-			}
-		}
-		finally {
-			engine.close();
+		String[] settings = { "--statehouse.changelog.segment-duration=1s", "--statehouse.changelog.retention=1s",
+				"--statehouse.changelog.materializer.interval=300ms", "--statehouse.changelog.materializer.grace=300ms" };
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "restart")) {
+			ServiceProcess service = deployment.startService(settings);
+			StatehouseClient client = StatehouseClient.forPort(service.port());
+			assertThat(client.put("/states/cor:a", "{\"v\":1}").status()).isEqualTo(201);
+			Thread.sleep(3000);
+			deployment.killEngine();
+			deployment.restartEngine();
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				Response written = client.put("/states/cor:a", "{\"v\":2}");
+				assertThat(written.status()).isEqualTo(200);
+				assertThat(written.version()).isEqualTo(2);
+			});
+			Thread.sleep(3000);
+			assertThat(client.get("/states/cor:a").body()).isEqualTo("{\"v\":2}");
+			service.close();
+			StatehouseClient restarted = StatehouseClient.forPort(deployment.startService(settings).port());
+			Thread.sleep(1000);
+			assertThat(restarted.get("/states/cor:a").body()).isEqualTo("{\"v\":2}");
+			assertThat(restarted.put("/states/cor:a", "{\"v\":3}").version()).isEqualTo(3);
 		}
 	}
 

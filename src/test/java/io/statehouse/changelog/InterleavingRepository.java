@@ -1,6 +1,5 @@
 package io.statehouse.changelog;
 
-import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -16,9 +15,9 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.dao.DataAccessResourceFailureException;
 
 /**
- * The real repository with seams between its statements, so that a test can make a dangerous
- * interleaving happen deterministically: run the materializer between a batch's INSERT and its
- * read-back, write between truncation's check and its drop, lose an answer.
+ * The writer's real repository with seams between its statements, so that a test can make a
+ * dangerous interleaving happen deterministically: run the materializer between a batch's
+ * INSERT and its read-back, append a competing claim, lose an answer.
  */
 class InterleavingRepository implements ChangelogRepository {
 
@@ -34,10 +33,6 @@ class InterleavingRepository implements ChangelogRepository {
 	/** The next read-backs fail as if ClickHouse did not answer. */
 	final AtomicInteger failingVerdicts = new AtomicInteger();
 
-	volatile @Nullable Runnable beforeDropPart;
-
-	volatile boolean failWatermark;
-
 	InterleavingRepository(ChangelogRepository delegate) {
 		this.delegate = delegate;
 	}
@@ -47,8 +42,6 @@ class InterleavingRepository implements ChangelogRepository {
 		this.afterAppend = null;
 		this.loseAppendAnswer = false;
 		this.failingVerdicts.set(0);
-		this.beforeDropPart = null;
-		this.failWatermark = false;
 	}
 
 	/** Appends claims past the hooks, as another writer would. */
@@ -108,54 +101,7 @@ class InterleavingRepository implements ChangelogRepository {
 		return this.delegate.history(id);
 	}
 
-	@Override
-	public long cut(long fromBlock) {
-		return this.delegate.cut(fromBlock);
-	}
-
-	@Override
-	public long materialize(long fromBlock, long toBlock) {
-		return this.delegate.materialize(fromBlock, toBlock);
-	}
-
-	@Override
-	public Watermark watermark(Duration grace) {
-		if (this.failWatermark) {
-			throw new DataAccessResourceFailureException("injected: SELECT max(value) FROM meta failed");
-		}
-		return this.delegate.watermark(grace);
-	}
-
-	@Override
-	public void recordCut(long block) {
-		this.delegate.recordCut(block);
-	}
-
-	@Override
-	public void recordFloor(long block) {
-		this.delegate.recordFloor(block);
-	}
-
-	@Override
-	public List<Part> parts(Duration retention) {
-		return this.delegate.parts(retention);
-	}
-
-	@Override
-	public boolean dropPart(String name) {
-		Runnable before = this.beforeDropPart;
-		if (before != null) {
-			before.run();
-		}
-		return this.delegate.dropPart(name);
-	}
-
-	@Override
-	public long tailRows(long block) {
-		return this.delegate.tailRows(block);
-	}
-
-	/** Puts the seams in front of the application's repository. */
+	/** Puts the seams in front of the application's repositories. */
 	@TestConfiguration(proxyBeanMethods = false)
 	static class Seams {
 
@@ -163,6 +109,13 @@ class InterleavingRepository implements ChangelogRepository {
 		@Primary
 		InterleavingRepository interleavingRepository(ClickHouseChangelogRepository repository) {
 			return new InterleavingRepository(repository);
+		}
+
+		@Bean
+		@Primary
+		InterleavingMaterializerRepository interleavingMaterializerRepository(
+				ClickHouseMaterializerRepository repository) {
+			return new InterleavingMaterializerRepository(repository);
 		}
 
 	}

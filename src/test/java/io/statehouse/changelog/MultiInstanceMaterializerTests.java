@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.Test;
@@ -39,11 +40,12 @@ class MultiInstanceMaterializerTests {
 
 	@Test
 	void twoMaterializersAtOnceKeepEveryVersionAndTheSameFinalState() throws Exception {
-		try (EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
-				ServiceProcess first = ServiceProcess.start(this.directory, args(engine));
-				ServiceProcess second = ServiceProcess.start(this.directory, args(engine))) {
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "multi_materializer")) {
+			ServiceProcess first = deployment.startService(settings("200ms"));
+			ServiceProcess second = deployment.startService(settings("200ms"));
 			List<StatehouseClient> clients = List.of(StatehouseClient.forPort(first.port()),
 					StatehouseClient.forPort(second.port()));
+			EngineProcess engine = deployment.engine();
 			int ids = 6;
 			AtomicBoolean stop = new AtomicBoolean();
 			ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
@@ -96,12 +98,11 @@ class MultiInstanceMaterializerTests {
 
 	@Test
 	void conditionalWriteChainsAreNeverJudgedLostWhileTwoMaterializersRunWithoutPause() throws Exception {
-		try (EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
-				ServiceProcess first = ServiceProcess.start(this.directory, args(engine, "1ms"));
-				ServiceProcess second = ServiceProcess.start(this.directory,
-						args(engine, "1ms", "--statehouse.clickhouse.pool-size=2"))) {
-			List<StatehouseClient> clients = List.of(StatehouseClient.forPort(first.port()),
-					StatehouseClient.forPort(second.port()));
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "multi_materializer")) {
+			List<StatehouseClient> clients = List.of(
+					StatehouseClient.forPort(deployment.startService(settings("1ms")).port()),
+					StatehouseClient.forPort(deployment.startService(settings("1ms", "--statehouse.clickhouse.pool-size=2"))
+						.port()));
 			AtomicBoolean stop = new AtomicBoolean();
 			ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
 			AtomicInteger writes = new AtomicInteger();
@@ -156,18 +157,17 @@ class MultiInstanceMaterializerTests {
 
 	@Test
 	void consecutiveFailuresShowInHealthAndMetricsAndClearWhenTheEngineIsBack() throws Exception {
-		EngineProcess engine = EngineProcess.start(this.directory.resolve("clickhouse"), 0);
-		int port = engine.port();
-		try (ServiceProcess service = ServiceProcess.start(this.directory, args(engine))) {
+		try (SharedEngine deployment = SharedEngine.start(this.directory, "multi_materializer")) {
+			ServiceProcess service = deployment.startService(settings("200ms"));
 			StatehouseClient client = StatehouseClient.forPort(service.port());
 			client.put("/states/budget:a", "{}");
-			engine.kill();
+			deployment.killEngine();
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("DOWN");
 				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isGreaterThanOrEqualTo(3);
 				assertThat(metric(service, "statehouse_changelog_materializer_runs_total{outcome=\"failed\"")).isPositive();
 			});
-			engine = EngineProcess.start(this.directory.resolve("clickhouse"), port);
+			deployment.restartEngine();
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isZero();
 				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("UP");
@@ -175,18 +175,11 @@ class MultiInstanceMaterializerTests {
 			});
 			assertThat(client.get("/states/budget:a").status()).isEqualTo(200);
 		}
-		finally {
-			engine.close();
-		}
 	}
 
-	private static String[] args(EngineProcess engine) {
-		return args(engine, "200ms");
-	}
-
-	private static String[] args(EngineProcess engine, String interval, String... more) {
-		List<String> args = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-				"--statehouse.clickhouse.database=multi_materializer", "--statehouse.changelog.segment-duration=1s",
+	/** Short segments, retention and grace; the materializer every {@code interval}. */
+	private static String[] settings(String interval, String... more) {
+		List<String> args = new ArrayList<>(List.of("--statehouse.changelog.segment-duration=1s",
 				"--statehouse.changelog.retention=2s", "--statehouse.changelog.materializer.grace=1s",
 				"--statehouse.changelog.materializer.interval=" + interval,
 				"--statehouse.changelog.materializer.failure-budget=3",

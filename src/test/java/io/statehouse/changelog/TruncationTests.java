@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.changelog.ChangelogMaterializer.Step;
+import io.statehouse.changelog.InterleavingMaterializerRepository.Step;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -22,9 +22,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.TestPropertySource;
 
@@ -36,6 +35,7 @@ import static org.awaitility.Awaitility.await;
  * run by hand; crashes injected at every step of a run.
  */
 @StatehouseTest
+@Import(InterleavingRepository.Seams.class)
 @TestPropertySource(properties = { "statehouse.changelog.segment-duration=1s", "statehouse.changelog.retention=2s",
 		"statehouse.changelog.materializer.grace=1s", "statehouse.changelog.materializer.interval=1h" })
 class TruncationTests {
@@ -47,7 +47,7 @@ class TruncationTests {
 	ChangelogMaterializer materializer;
 
 	@Autowired
-	CrashProbe probe;
+	InterleavingMaterializerRepository repository;
 
 	@Autowired
 	JdbcClient jdbc;
@@ -63,7 +63,7 @@ class TruncationTests {
 	@BeforeEach
 	void connect() {
 		this.client = StatehouseClient.forPort(this.port);
-		this.probe.disarm();
+		this.repository.reset();
 	}
 
 	@Test
@@ -75,7 +75,7 @@ class TruncationTests {
 		Thread.sleep(1100);
 		this.client.delete("/states/" + id);
 		this.client.put("/states/" + id, "{\"v\":4}");
-		assertThat(versions(id)).containsExactly(1L, 2L, 3L, 4L);
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L, 4L);
 		assertThat(this.client.get("/states/" + id + "?version=1").body()).isEqualTo("{\"v\":1}");
 		assertThat(this.client.get("/states/" + id + "?version=3").status()).isEqualTo(404);
 		JsonNode history = this.client.get("/states/" + id + "/versions").json();
@@ -84,7 +84,7 @@ class TruncationTests {
 
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
 			this.materializer.run();
-			assertThat(versions(id)).containsExactly(4L);
+			assertThat(this.client.versions(id)).containsExactly(4L);
 		});
 		Response gone = this.client.get("/states/" + id + "?version=1");
 		assertThat(gone.status()).isEqualTo(410);
@@ -101,17 +101,17 @@ class TruncationTests {
 		String id = "trunc:unmaterialized";
 		this.client.put("/states/" + id, "{\"v\":1}");
 		this.client.put("/states/" + id, "{\"v\":2}");
-		this.probe.arm(Step.STATE_WRITTEN, true);
+		this.repository.crashAt(Step.STATE_WRITTEN, true);
 		Thread.sleep(3500);
 		for (int i = 0; i < 3; i++) {
 			this.materializer.run();
 		}
 		assertThat(this.materializer.consecutiveFailures()).isGreaterThanOrEqualTo(3);
-		assertThat(versions(id)).containsExactly(1L, 2L);
-		this.probe.disarm();
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L);
+		this.repository.reset();
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
 			this.materializer.run();
-			assertThat(versions(id)).containsExactly(2L);
+			assertThat(this.client.versions(id)).containsExactly(2L);
 		});
 		assertThat(this.materializer.consecutiveFailures()).isZero();
 		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":2}");
@@ -129,18 +129,13 @@ class TruncationTests {
 				newest.put(prefix + n, document);
 			}
 		}
-		// The truncation steps only happen once something is old enough to truncate.
-		boolean truncating = step == Step.FLOOR_RECORDED || step == Step.BEFORE_DROP || step == Step.AFTER_DROP;
-		if (truncating) {
-			Thread.sleep(3500);
-		}
-		if (step == Step.BEFORE_DROP || step == Step.AFTER_DROP) {
+		// The truncation steps only happen once something is old enough to truncate: runs go on
+		// until one reaches the step.
+		this.repository.crashAt(step, false);
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).until(() -> {
 			this.materializer.run();
-			Thread.sleep(1100);
-		}
-		this.probe.arm(step, false);
-		this.materializer.run();
-		assertThat(this.probe.fired()).as("the crash at %s happened", step).isTrue();
+			return this.repository.crashed();
+		});
 		assertThat(this.materializer.consecutiveFailures()).isEqualTo(1);
 		newest.forEach((id, document) -> assertThat(this.client.get("/states/" + id).body()).isEqualTo(document));
 		double droppedBefore = dropped();
@@ -148,7 +143,7 @@ class TruncationTests {
 			this.materializer.run();
 			assertThat(this.materializer.consecutiveFailures()).isZero();
 			for (String id : newest.keySet()) {
-				assertThat(versions(id)).as("the history of %s is eventually truncated", id).containsExactly(3L);
+				assertThat(this.client.versions(id)).as("the history of %s is eventually truncated", id).containsExactly(3L);
 			}
 			assertThat(dropped()).as("parts are dropped").isGreaterThan(droppedBefore);
 		});
@@ -215,63 +210,11 @@ class TruncationTests {
 		return this.meters.get("statehouse.changelog.parts.dropped").counter().count();
 	}
 
-	private List<Long> versions(String id) {
-		List<Long> versions = new ArrayList<>();
-		this.client.get("/states/" + id + "/versions").json().forEach((v) -> versions.add(v.get("version").asLong()));
-		return versions;
-	}
-
 	private long changelogRows(String prefix) {
 		return this.jdbc.sql("SELECT count() FROM " + this.schema.table("changelog") + " WHERE startsWith(state_id, ?)")
 			.param(prefix)
 			.query(Long.class)
 			.single();
-	}
-
-	/** Crashes a run at a chosen step, once or every time. */
-	static final class CrashProbe implements ChangelogMaterializer.Probe {
-
-		private volatile Step armed;
-
-		private volatile boolean always;
-
-		private volatile boolean fired;
-
-		void arm(Step step, boolean always) {
-			this.fired = false;
-			this.always = always;
-			this.armed = step;
-		}
-
-		void disarm() {
-			this.armed = null;
-		}
-
-		boolean fired() {
-			return this.fired;
-		}
-
-		@Override
-		public void passed(Step step) {
-			if (step == this.armed) {
-				if (!this.always) {
-					this.armed = null;
-				}
-				this.fired = true;
-				throw new IllegalStateException("injected crash at " + step);
-			}
-		}
-
-	}
-
-	@TestConfiguration(proxyBeanMethods = false)
-	static class Faults {
-
-		@Bean
-		CrashProbe crashProbe() {
-			return new CrashProbe();
-		}
-
 	}
 
 }

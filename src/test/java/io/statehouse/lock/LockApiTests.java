@@ -44,7 +44,7 @@ class LockApiTests {
 
 	@Test
 	void acquireGrantsALeaseWithATokenAndAFencingToken() {
-		Response granted = acquire("lock:grant", "run-1", 30, 0);
+		Response granted = this.client.acquire("lock:grant", "run-1", 30, 0);
 		assertThat(granted.status()).isEqualTo(201);
 		JsonNode lease = granted.json();
 		assertThat(granted.header("Lock-Token")).hasValue(lease.get("token").asString());
@@ -60,8 +60,8 @@ class LockApiTests {
 
 	@Test
 	void aHeldLockIsLockedWithTheHolderButNeverItsToken() {
-		String token = token(acquire("lock:held", "run-1", 30, 0));
-		Response refused = acquire("lock:held", "run-2", 30, 0);
+		String token = this.client.acquire("lock:held", "run-1", 30, 0).token();
+		Response refused = this.client.acquire("lock:held", "run-2", 30, 0);
 		assertThat(refused.status()).isEqualTo(423);
 		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
 		assertThat(refused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-held");
@@ -72,8 +72,8 @@ class LockApiTests {
 
 	@Test
 	void renewExtendsTheLeaseOnlyForItsHolder() {
-		Response granted = acquire("lock:renew", "run-1", 5, 0);
-		String token = token(granted);
+		Response granted = this.client.acquire("lock:renew", "run-1", 5, 0);
+		String token = granted.token();
 		Response renewed = this.client.send("PUT", "/locks/lock:renew", "application/json",
 				"{\"ttlSeconds\":600}".getBytes(), "Lock-Token", token);
 		assertThat(renewed.status()).isEqualTo(200);
@@ -88,25 +88,25 @@ class LockApiTests {
 
 	@Test
 	void releaseNeedsTheHoldersTokenOrForce() {
-		String token = token(acquire("lock:release", "run-1", 30, 0));
+		String token = this.client.acquire("lock:release", "run-1", 30, 0).token();
 		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", "00000000-0000-0000-0000-000000000001")
 			.status()).isEqualTo(409);
 		assertThat(this.client.delete("/locks/lock:release").status()).isEqualTo(400);
 		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", token).status()).isEqualTo(204);
 		assertThat(this.client.delete("/locks/lock:release", "Lock-Token", token).status()).isEqualTo(404);
 		assertThat(this.client.get("/locks/lock:release").status()).isEqualTo(404);
-		acquire("lock:release", "run-2", 30, 0);
+		this.client.acquire("lock:release", "run-2", 30, 0);
 		assertThat(this.client.delete("/locks/lock:release?force=true").status()).isEqualTo(204);
-		assertThat(acquire("lock:release", "run-3", 30, 0).status()).isEqualTo(201);
+		assertThat(this.client.acquire("lock:release", "run-3", 30, 0).status()).isEqualTo(201);
 	}
 
 	@Test
 	void anExpiredLeaseIsTakenOverAndItsHolderIsRefusedEverywhere() {
-		Response first = acquire("lock:expiry", "run-1", 1, 0);
-		String stale = token(first);
+		Response first = this.client.acquire("lock:expiry", "run-1", 1, 0);
+		String stale = first.token();
 		this.client.put("/states/lock:expiry", "{\"by\":\"run-1\"}", "Lock-Token", stale);
 		// No sleep in the test: the second caller waits for the lapse itself.
-		Response second = acquire("lock:expiry", "run-2", 30, 10);
+		Response second = this.client.acquire("lock:expiry", "run-2", 30, 10);
 		assertThat(second.status()).isEqualTo(201);
 		assertThat(second.json().get("fencingToken").asLong()).isGreaterThan(first.json().get("fencingToken").asLong());
 		assertThat(this.client.send("PUT", "/locks/lock:expiry", null, new byte[0], "Lock-Token", stale).status())
@@ -117,21 +117,21 @@ class LockApiTests {
 		assertThat(this.client.patch("/states/lock:expiry", "{\"z\":1}", "Lock-Token", stale).status()).isEqualTo(409);
 		assertThat(this.client.delete("/states/lock:expiry", "Lock-Token", stale).status()).isEqualTo(409);
 		assertThat(this.client.get("/states/lock:expiry").body()).isEqualTo("{\"by\":\"run-1\"}");
-		assertThat(this.client.put("/states/lock:expiry", "{\"by\":\"run-2\"}", "Lock-Token", token(second)).status())
+		assertThat(this.client.put("/states/lock:expiry", "{\"by\":\"run-2\"}", "Lock-Token", second.token()).status())
 			.isEqualTo(200);
 	}
 
 	@Test
 	void aLeaseThatLapsedIsNoLongerItsHoldersToRelease() {
-		Response lapsing = acquire("lock:lapsed", "run-1", 1, 0);
+		Response lapsing = this.client.acquire("lock:lapsed", "run-1", 1, 0);
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(10))
 			.until(() -> this.client.get("/locks/lock:lapsed").status() == 404);
-		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", token(lapsing)).status()).isEqualTo(404);
-		Response next = acquire("lock:lapsed", "run-2", 30, 0);
+		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", lapsing.token()).status()).isEqualTo(404);
+		Response next = this.client.acquire("lock:lapsed", "run-2", 30, 0);
 		assertThat(next.json().get("fencingToken").asLong())
 			.isGreaterThan(lapsing.json().get("fencingToken").asLong());
-		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", token(lapsing)).status()).isEqualTo(409);
+		assertThat(this.client.delete("/locks/lock:lapsed", "Lock-Token", lapsing.token()).status()).isEqualTo(409);
 		assertThat(this.client.get("/locks/lock:lapsed").json().get("owner").asString()).isEqualTo("run-2");
 	}
 
@@ -139,18 +139,18 @@ class LockApiTests {
 	void fencingTokensStrictlyIncreaseOverGrants() {
 		long previous = 0;
 		for (int i = 0; i < 5; i++) {
-			Response granted = acquire("lock:fencing", "run-" + i, 30, 0);
+			Response granted = this.client.acquire("lock:fencing", "run-" + i, 30, 0);
 			long fencing = granted.json().get("fencingToken").asLong();
 			assertThat(fencing).isGreaterThan(previous);
 			previous = fencing;
-			assertThat(this.client.delete("/locks/lock:fencing", "Lock-Token", token(granted)).status()).isEqualTo(204);
+			assertThat(this.client.delete("/locks/lock:fencing", "Lock-Token", granted.token()).status()).isEqualTo(204);
 		}
 	}
 
 	@Test
 	void aZombieHoldersWritesNeverFollowANewerHoldersInVersionOrder() throws Exception {
 		String id = "lock:zombie";
-		String zombie = token(acquire(id, "zombie", 1, 0));
+		String zombie = this.client.acquire(id, "zombie", 1, 0).token();
 		List<Thread> writers = new ArrayList<>();
 		for (int w = 0; w < 3; w++) {
 			Thread writer = new Thread(() -> {
@@ -163,7 +163,7 @@ class LockApiTests {
 			writer.start();
 		}
 		// Takes over the moment the zombie's lease lapses, and writes while the zombie keeps trying.
-		String successor = token(acquire(id, "successor", 30, 10));
+		String successor = this.client.acquire(id, "successor", 30, 10).token();
 		for (int i = 0; i < 20; i++) {
 			assertThat(this.client.patch("/states/" + id, "{\"successor\":" + i + "}", "Lock-Token", successor).status())
 				.isIn(200, 201);
@@ -183,9 +183,9 @@ class LockApiTests {
 
 	@Test
 	void listsLiveLocksByPrefix() {
-		acquire("listlocks:a", "run-a", 30, 0);
-		String b = token(acquire("listlocks:b", "run-b", 30, 0));
-		acquire("other:c", "run-c", 30, 0);
+		this.client.acquire("listlocks:a", "run-a", 30, 0);
+		String b = this.client.acquire("listlocks:b", "run-b", 30, 0).token();
+		this.client.acquire("other:c", "run-c", 30, 0);
 		this.client.delete("/locks/listlocks:b", "Lock-Token", b);
 		JsonNode page = this.client.get("/locks?prefix=listlocks:").json();
 		assertThat(page.get("items")).hasSize(1);
@@ -218,16 +218,6 @@ class LockApiTests {
 		assertThat(this.client.put("/states/lock:invalid", "{}", "Lock-Token", "not-a-token").status()).isEqualTo(400);
 		assertThat(this.client.get("/states/lock:invalid").status()).isEqualTo(404);
 		assertThat(this.client.get("/locks/lock:invalid").status()).isEqualTo(404);
-	}
-
-	private Response acquire(String id, String owner, int ttlSeconds, int waitSeconds) {
-		return this.client.send("POST", "/locks/" + id, "application/json", ("{\"owner\":\"" + owner
-				+ "\",\"ttlSeconds\":" + ttlSeconds + ",\"waitSeconds\":" + waitSeconds + "}").getBytes());
-	}
-
-	private static String token(Response granted) {
-		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
-		return granted.json().get("token").asString();
 	}
 
 }

@@ -105,7 +105,7 @@ class LockFaultTests {
 	@Test
 	void aGrantWrittenJustBeforeTheEngineDiedIsAnsweredAsGranted() {
 		fault.set(Fault.KILL_AFTER_INSERT);
-		Response granted = acquire("fault:after-insert", "run-1");
+		Response granted = this.client.acquire("fault:after-insert", "run-1", 600, 0);
 		restarted.join();
 		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
 		assertThat(this.client.get("/locks/fault:after-insert").json().get("owner").asString()).isEqualTo("run-1");
@@ -116,16 +116,11 @@ class LockFaultTests {
 	@Test
 	void aGrantTheEngineNeverWroteIsAnswered503AndLeavesTheLockFree() {
 		fault.set(Fault.KILL_BEFORE_INSERT);
-		Response refused = acquire("fault:before-insert", "run-1");
+		Response refused = this.client.acquire("fault:before-insert", "run-1", 600, 0);
 		restarted.join();
 		assertThat(refused.status()).as("%s", refused).isEqualTo(503);
 		assertThat(this.client.get("/locks/fault:before-insert").status()).isEqualTo(404);
-		assertThat(acquire("fault:before-insert", "run-2").status()).isEqualTo(201);
-	}
-
-	private Response acquire(String id, String owner) {
-		return this.client.send("POST", "/locks/" + id, "application/json",
-				("{\"owner\":\"" + owner + "\",\"ttlSeconds\":600}").getBytes());
+		assertThat(this.client.acquire("fault:before-insert", "run-2", 600, 0).status()).isEqualTo(201);
 	}
 
 	enum Fault {

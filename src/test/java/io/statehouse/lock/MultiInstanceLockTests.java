@@ -6,9 +6,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
-import io.statehouse.support.EngineProcess;
 import io.statehouse.support.Race;
-import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.AfterAll;
@@ -30,32 +29,19 @@ class MultiInstanceLockTests {
 	@TempDir
 	static Path directory;
 
-	static EngineProcess engine;
-
-	static ServiceProcess first;
-
-	static ServiceProcess second;
+	static SharedEngine deployment;
 
 	static List<StatehouseClient> clients;
 
 	@BeforeAll
 	static void startTwoInstancesOnOneEngine() throws Exception {
-		engine = EngineProcess.start(directory.resolve("clickhouse"), 0);
-		first = ServiceProcess.start(directory, args());
-		second = ServiceProcess.start(directory, args());
-		clients = List.of(StatehouseClient.forPort(first.port()), StatehouseClient.forPort(second.port()));
-	}
-
-	static String[] args() {
-		return new String[] { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-				"--statehouse.clickhouse.database=multi_instance_locks" };
+		deployment = SharedEngine.start(directory, "multi_instance_locks");
+		clients = deployment.startServices(2);
 	}
 
 	@AfterAll
 	static void stop() throws Exception {
-		second.close();
-		first.close();
-		engine.close();
+		deployment.close();
 	}
 
 	@Test
@@ -105,19 +91,16 @@ class MultiInstanceLockTests {
 	void fencingTokensKeepIncreasingAcrossRestartsOfTheServiceAndTheEngine() throws Exception {
 		String id = "restart:fencing";
 		long beforeRestarts = grantAndRelease(clients.get(0), id);
-		first.close();
-		first = ServiceProcess.start(directory, args());
-		long afterServiceRestart = grantAndRelease(StatehouseClient.forPort(first.port()), id);
+		// A new instance remembers nothing of earlier grants, as a restarted one would not.
+		StatehouseClient client = StatehouseClient.forPort(deployment.startService().port());
+		long afterServiceRestart = grantAndRelease(client, id);
 		assertThat(afterServiceRestart).isGreaterThan(beforeRestarts);
-		int port = engine.port();
-		engine.kill();
-		engine = EngineProcess.start(directory.resolve("clickhouse"), port);
-		StatehouseClient client = StatehouseClient.forPort(first.port());
+		deployment.killEngine();
+		deployment.restartEngine();
 		org.awaitility.Awaitility.await()
 			.atMost(java.time.Duration.ofSeconds(30))
 			.until(() -> client.get("/locks/" + id).status() == 404);
 		assertThat(grantAndRelease(client, id)).isGreaterThan(afterServiceRestart);
-		clients = List.of(client, StatehouseClient.forPort(second.port()));
 	}
 
 	@Test
@@ -151,8 +134,7 @@ class MultiInstanceLockTests {
 	}
 
 	private static Response acquire(StatehouseClient client, String id, String owner) {
-		Response granted = client.send("POST", "/locks/" + id, "application/json",
-				("{\"owner\":\"" + owner + "\",\"ttlSeconds\":60,\"waitSeconds\":60}").getBytes());
+		Response granted = client.acquire(id, owner, 60, 60);
 		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
 		return granted;
 	}

@@ -6,9 +6,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
-import io.statehouse.support.EngineProcess;
 import io.statehouse.support.Race;
-import io.statehouse.support.ServiceProcess;
+import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.AfterAll;
@@ -28,29 +27,19 @@ class MultiInstanceWritersTests {
 	@TempDir
 	static Path directory;
 
-	static EngineProcess engine;
-
-	static ServiceProcess first;
-
-	static ServiceProcess second;
+	static SharedEngine deployment;
 
 	static List<StatehouseClient> clients;
 
 	@BeforeAll
 	static void startTwoInstancesOnOneEngine() throws Exception {
-		engine = EngineProcess.start(directory.resolve("clickhouse"), 0);
-		String[] shared = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-				"--statehouse.clickhouse.database=multi_instance" };
-		first = ServiceProcess.start(directory, shared);
-		second = ServiceProcess.start(directory, shared);
-		clients = List.of(StatehouseClient.forPort(first.port()), StatehouseClient.forPort(second.port()));
+		deployment = SharedEngine.start(directory, "multi_instance");
+		clients = deployment.startServices(2);
 	}
 
 	@AfterAll
 	static void stop() throws Exception {
-		second.close();
-		first.close();
-		engine.close();
+		deployment.close();
 	}
 
 	@Test

@@ -5,6 +5,7 @@ import java.util.List;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.Race;
+import io.statehouse.shared.Page;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -255,7 +256,7 @@ class StateApiTests {
 
 	@Test
 	void deletesMatchesBeyondOnePageOfTheListing() throws Exception {
-		int states = StateService.MAX_PAGE_SIZE + 50;
+		int states = Page.MAX_SIZE + 50;
 		Race.run(16, (writer) -> {
 			for (int i = writer; i < states; i += 16) {
 				assertThat(this.client.put("/states/bulk:" + i, "{}").status()).isEqualTo(201);

@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 import tools.jackson.databind.JsonNode;
@@ -45,6 +46,11 @@ public final class StatehouseClient {
 
 	public Response delete(String path, String... headers) {
 		return send(request(path, headers).DELETE());
+	}
+
+	/** The versions {@code GET /states/{id}/versions} lists, oldest first. */
+	public List<Long> versions(String id) {
+		return get("/states/" + id + "/versions").json().valueStream().map((v) -> v.get("version").asLong()).toList();
 	}
 
 	/** {@code POST /locks/{id}}: acquires a lease. */

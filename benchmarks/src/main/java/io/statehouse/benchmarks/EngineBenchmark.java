@@ -43,7 +43,7 @@ public final class EngineBenchmark {
 					String key = "key-" + ((caller * 7919L + n * 104_729L) % KEYS);
 					ChdbEngine.Result result = engine.execute(new ChdbEngine.Statement(
 							(POINT_READ + "{key:String}").getBytes(StandardCharsets.UTF_8), "default",
-							"RowBinaryWithNamesAndTypes", Map.of(), Map.of("key", key), false));
+							"RowBinaryWithNamesAndTypes", Map.of(), Map.of("key", key)));
 					if (result.failed() || result.resultRows() != 1) {
 						throw new IllegalStateException("direct read of " + key + ": " + result.error());
 					}

@@ -10,7 +10,6 @@ import javax.sql.DataSource;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.changelog.StateStore;
-import io.statehouse.clickhouse.ClickHouseEndpoint;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -81,7 +80,7 @@ public final class StateBenchmark {
 			};
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
-			wide.setJdbcUrl(service.bean(ClickHouseEndpoint.class).jdbcUrl());
+			wide.setJdbcUrl(service.bean(HikariDataSource.class).getJdbcUrl());
 			wide.setMaximumPoolSize(64);
 			wide.setConnectionTimeout(60_000);
 			HikariDataSource widePool = new HikariDataSource(wide);

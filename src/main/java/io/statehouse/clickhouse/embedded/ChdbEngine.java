@@ -5,16 +5,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
-import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import org.jspecify.annotations.Nullable;
@@ -40,13 +36,7 @@ public final class ChdbEngine implements AutoCloseable {
 			"implicit_select", "0",
 			"allow_introspection_functions", "0");
 
-	private static final int QUERY_CLASS_READ_ONLY = 0;
-
 	private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
-
-	private static final Pattern ERROR_CODE = Pattern.compile("Code: (\\d+)\\.");
-
-	private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
 	private static @Nullable Chdb library;
 
@@ -54,9 +44,9 @@ public final class ChdbEngine implements AutoCloseable {
 
 	private final Path dataDirectory;
 
-	private final List<Session> sessions = new ArrayList<>();
+	private final List<ChdbSession> sessions = new ArrayList<>();
 
-	private final BlockingQueue<Session> idle;
+	private final BlockingQueue<ChdbSession> idle;
 
 	private volatile boolean closed;
 
@@ -86,7 +76,7 @@ public final class ChdbEngine implements AutoCloseable {
 		ChdbEngine engine = new ChdbEngine(load(libraryFile), directory, sessionCount);
 		try {
 			for (int i = 0; i < sessionCount; i++) {
-				Session session = engine.connect();
+				ChdbSession session = engine.connect();
 				engine.sessions.add(session);
 				engine.idle.add(session);
 			}
@@ -131,7 +121,7 @@ public final class ChdbEngine implements AutoCloseable {
 		libc.close(devNull);
 	}
 
-	private Session connect() {
+	private ChdbSession connect() {
 		List<String> argv = new ArrayList<>();
 		argv.add("clickhouse");
 		argv.add("--path=" + this.dataDirectory);
@@ -141,7 +131,7 @@ public final class ChdbEngine implements AutoCloseable {
 			throw new EngineException("chDB refused a connection to " + this.dataDirectory
 					+ " (is another data directory open in this process?)");
 		}
-		return new Session(connection);
+		return new ChdbSession(this.chdb, connection);
 	}
 
 	/** The engine's version as chDB reports it. */
@@ -165,13 +155,22 @@ public final class ChdbEngine implements AutoCloseable {
 	 * @return the result; engine errors are reported in it, not thrown
 	 */
 	public Result execute(Statement statement) throws InterruptedException {
-		Session session;
+		return withSession((session) -> session.execute(statement));
+	}
+
+	/** What a statement text is: how many statements, and whether it only reads. */
+	Classification classify(byte[] sql) throws InterruptedException {
+		return withSession((session) -> session.classify(sql));
+	}
+
+	private <T> T withSession(java.util.function.Function<ChdbSession, T> work) throws InterruptedException {
+		ChdbSession session;
 		while ((session = this.idle.poll(100, TimeUnit.MILLISECONDS)) == null) {
 			refuseIfClosed();
 		}
 		try {
 			refuseIfClosed();
-			return session.execute(statement);
+			return work.apply(session);
 		}
 		finally {
 			this.idle.add(session);
@@ -196,11 +195,11 @@ public final class ChdbEngine implements AutoCloseable {
 		long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
 		try {
 			for (int open = this.sessions.size(); open > 0; open--) {
-				Session session = this.idle.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+				ChdbSession session = this.idle.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
 				if (session == null) {
 					return;
 				}
-				this.chdb.chdb_close_conn(session.handle);
+				session.close();
 			}
 		}
 		catch (InterruptedException ex) {
@@ -215,15 +214,22 @@ public final class ChdbEngine implements AutoCloseable {
 	 * @param format the output (or INSERT input) format when the text names none
 	 * @param settings settings that apply to this statement only
 	 * @param parameters values for {@code {name:Type}} placeholders, in escaped text form
-	 * @param readOnly whether to refuse anything but a read (HTTP GET)
 	 */
 	public record Statement(byte[] sql, String database, String format, Map<String, String> settings,
-			Map<String, String> parameters, boolean readOnly) {
+			Map<String, String> parameters) {
 
 		public static Statement of(String sql, String database, String format) {
-			return new Statement(sql.getBytes(StandardCharsets.UTF_8), database, format, Map.of(), Map.of(), false);
+			return new Statement(sql.getBytes(StandardCharsets.UTF_8), database, format, Map.of(), Map.of());
 		}
 
+	}
+
+	/**
+	 * What a statement text is, as the engine parses it.
+	 * @param statements how many statements it holds
+	 * @param readOnly whether the first of them only reads
+	 */
+	record Classification(int statements, boolean readOnly) {
 	}
 
 	/**
@@ -243,195 +249,6 @@ public final class ChdbEngine implements AutoCloseable {
 			return this.error != null;
 		}
 
-	}
-
-	/** A chDB connection with the database and settings it currently has. */
-	private final class Session {
-
-		private final Pointer handle;
-
-		private String database = "default";
-
-		/** Settings this session carries beyond {@link #SERVER_DEFAULTS}, as last applied. */
-		private Map<String, String> applied = Map.of();
-
-		Session(Pointer handle) {
-			this.handle = handle;
-		}
-
-		Pointer connection() {
-			return this.handle.getPointer(0);
-		}
-
-		Result execute(Statement statement) {
-			if (!statement.database().equals(this.database)) {
-				Result use = run("USE " + quoteIdentifier(statement.database()));
-				if (use.failed()) {
-					return use;
-				}
-				this.database = statement.database();
-			}
-			Result refused = refuse(statement);
-			if (refused != null) {
-				return refused;
-			}
-			Result prepared = applySettings(statement.settings());
-			if (prepared != null) {
-				return prepared;
-			}
-			return run(statement);
-		}
-
-		/**
-		 * Refuses what a ClickHouse server's HTTP interface refuses: several statements in one
-		 * request (chDB would run them all), and writes in a read-only request.
-		 */
-		private @Nullable Result refuse(Statement statement) {
-			if (!statement.readOnly() && !contains(statement.sql(), (byte) ';')) {
-				// Without a semicolon it is one statement: no need to pay for parsing it twice.
-				return null;
-			}
-			int[] analysis = { 16, 0, 0, 0 };
-			ChdbEngine.this.chdb.chdb_classify_query_n(connection(), statement.sql(), statement.sql().length, null, 0,
-					analysis);
-			if (analysis[1] > 1) {
-				return Result.failure(62, "Code: 62. DB::Exception: Multi-statements are not allowed. (SYNTAX_ERROR)");
-			}
-			if (statement.readOnly() && analysis[1] == 1 && analysis[3] != QUERY_CLASS_READ_ONLY) {
-				return Result.failure(164, "Code: 164. DB::Exception: Cannot execute query in readonly mode. "
-						+ "(READONLY)");
-			}
-			return null;
-		}
-
-		/** Makes the session carry exactly the statement's settings, with one SET at most. */
-		private @Nullable Result applySettings(Map<String, String> wanted) {
-			if (wanted.equals(this.applied)) {
-				return null;
-			}
-			Map<String, String> changes = new LinkedHashMap<>();
-			this.applied.forEach((name, value) -> {
-				if (!wanted.containsKey(name)) {
-					changes.put(name, SERVER_DEFAULTS.get(name));
-				}
-			});
-			wanted.forEach((name, value) -> {
-				if (!value.equals(this.applied.get(name))) {
-					changes.put(name, value);
-				}
-			});
-			StringBuilder set = new StringBuilder("SET ");
-			for (Map.Entry<String, String> change : changes.entrySet()) {
-				if (!SETTING_NAME.matcher(change.getKey()).matches()) {
-					return Result.failure(115, "Code: 115. DB::Exception: Unknown setting '" + change.getKey()
-							+ "'. (UNKNOWN_SETTING)");
-				}
-				if (set.length() > 4) {
-					set.append(", ");
-				}
-				set.append(change.getKey()).append(" = ");
-				set.append(change.getValue() == null ? "DEFAULT" : quoteString(change.getValue()));
-			}
-			Result result = run(set.toString());
-			if (result.failed()) {
-				// Some of the changes may have been applied: start from a clean slate next time.
-				resetSettings();
-				return result;
-			}
-			this.applied = Map.copyOf(wanted);
-			return null;
-		}
-
-		private void resetSettings() {
-			StringBuilder set = new StringBuilder("SET ");
-			SERVER_DEFAULTS.forEach((name, value) -> set.append(name).append(" = ").append(value).append(", "));
-			this.applied.keySet().stream()
-				.filter((name) -> !SERVER_DEFAULTS.containsKey(name) && SETTING_NAME.matcher(name).matches())
-				.forEach((name) -> set.append(name).append(" = DEFAULT, "));
-			run(set.substring(0, set.length() - 2));
-			this.applied = Map.of();
-		}
-
-		private Result run(String sql) {
-			return run(Statement.of(sql, this.database, "TabSeparated"));
-		}
-
-		private Result run(Statement statement) {
-			byte[] format = statement.format().getBytes(StandardCharsets.US_ASCII);
-			Pointer result;
-			if (statement.parameters().isEmpty()) {
-				result = ChdbEngine.this.chdb.chdb_query_n(connection(), statement.sql(), statement.sql().length,
-						format, format.length);
-			}
-			else {
-				result = queryWithParameters(statement, format);
-			}
-			if (result == null) {
-				return Result.failure(1002, "Code: 1002. DB::Exception: chDB returned no result. (UNKNOWN_EXCEPTION)");
-			}
-			try {
-				return toResult(result);
-			}
-			finally {
-				ChdbEngine.this.chdb.chdb_destroy_query_result(result);
-			}
-		}
-
-		private Pointer queryWithParameters(Statement statement, byte[] format) {
-			int count = statement.parameters().size();
-			Pointer[] names = new Pointer[count];
-			long[] nameLengths = new long[count];
-			Pointer[] values = new Pointer[count];
-			long[] valueLengths = new long[count];
-			int i = 0;
-			for (Map.Entry<String, String> parameter : statement.parameters().entrySet()) {
-				byte[] name = parameter.getKey().getBytes(StandardCharsets.UTF_8);
-				byte[] value = parameter.getValue().getBytes(StandardCharsets.UTF_8);
-				names[i] = copy(name);
-				nameLengths[i] = name.length;
-				values[i] = copy(value);
-				valueLengths[i] = value.length;
-				i++;
-			}
-			return ChdbEngine.this.chdb.chdb_query_with_params_n(connection(), statement.sql(), statement.sql().length,
-					format, format.length, names, nameLengths, values, valueLengths, count);
-		}
-
-		private Result toResult(Pointer result) {
-			Chdb chdb = ChdbEngine.this.chdb;
-			long elapsedNanos = (long) (chdb.chdb_result_elapsed(result) * 1_000_000_000L);
-			String error = chdb.chdb_result_error(result);
-			if (error != null) {
-				Matcher code = ERROR_CODE.matcher(error);
-				return code.find()
-						? new Result(new byte[0], 0, 0, 0, 0, 0, 0, elapsedNanos, Integer.parseInt(code.group(1)),
-								error.strip())
-						: Result.failure(1002, "Code: 1002. DB::Exception: " + error.strip());
-			}
-			long length = chdb.chdb_result_length(result);
-			Pointer buffer = chdb.chdb_result_buffer(result);
-			byte[] data = (length == 0 || buffer == null) ? new byte[0] : buffer.getByteArray(0, (int) length);
-			return new Result(data, chdb.chdb_result_storage_rows_read(result),
-					chdb.chdb_result_storage_bytes_read(result), chdb.chdb_result_rows_read(result),
-					chdb.chdb_result_bytes_read(result), chdb.chdb_result_rows_written(result),
-					chdb.chdb_result_bytes_written(result), elapsedNanos, 0, null);
-		}
-
-	}
-
-	private static boolean contains(byte[] bytes, byte wanted) {
-		for (byte b : bytes) {
-			if (b == wanted) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static Pointer copy(byte[] bytes) {
-		Memory memory = new Memory(Math.max(1, bytes.length));
-		memory.write(0, bytes, 0, bytes.length);
-		return memory;
 	}
 
 	static String quoteIdentifier(String name) {

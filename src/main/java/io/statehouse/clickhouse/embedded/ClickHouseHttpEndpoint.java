@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.statehouse.clickhouse.embedded.ChdbEngine.Classification;
 import io.statehouse.clickhouse.embedded.ChdbEngine.Result;
 import io.statehouse.clickhouse.embedded.ChdbEngine.Statement;
 import org.jspecify.annotations.Nullable;
@@ -41,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * {@code compress=false}), HTTP sessions ({@code session_id}), authentication (any user is
  * accepted, which is why it binds to 127.0.0.1 only), and cancelling a running query.
  */
-public final class ClickHouseHttpEndpoint implements AutoCloseable {
+final class ClickHouseHttpEndpoint implements AutoCloseable {
 
 	static {
 		// The JDK server writes headers and body in separate packets; with Nagle's algorithm on,
@@ -188,8 +189,12 @@ public final class ClickHouseHttpEndpoint implements AutoCloseable {
 				settings.put(name, value);
 			}
 		});
-		Result result = this.engine
-			.execute(new Statement(sql, database, format, settings, queryParameters, readOnly));
+		Result refused = refuse(sql, readOnly);
+		if (refused != null) {
+			respondError(exchange, refused, queryId);
+			return;
+		}
+		Result result = this.engine.execute(new Statement(sql, database, format, settings, queryParameters));
 		if (result.failed()) {
 			respondError(exchange, result, queryId);
 			return;
@@ -215,6 +220,34 @@ public final class ClickHouseHttpEndpoint implements AutoCloseable {
 					+ "(BAD_ARGUMENTS)");
 		}
 		return null;
+	}
+
+	/**
+	 * Refuses what a ClickHouse server's HTTP interface refuses: several statements in one
+	 * request (chDB would run them all), and writes in a read-only (GET) request.
+	 */
+	private @Nullable Result refuse(byte[] sql, boolean readOnly) throws InterruptedException {
+		if (!readOnly && !contains(sql, (byte) ';')) {
+			// Without a semicolon it is one statement: no need to pay for parsing it twice.
+			return null;
+		}
+		Classification statement = this.engine.classify(sql);
+		if (statement.statements() > 1) {
+			return Result.failure(62, "Code: 62. DB::Exception: Multi-statements are not allowed. (SYNTAX_ERROR)");
+		}
+		if (readOnly && statement.statements() == 1 && !statement.readOnly()) {
+			return Result.failure(164, "Code: 164. DB::Exception: Cannot execute query in readonly mode. (READONLY)");
+		}
+		return null;
+	}
+
+	private static boolean contains(byte[] bytes, byte wanted) {
+		for (byte b : bytes) {
+			if (b == wanted) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** As ClickHouse does: the {@code query} parameter, then the body (e.g. INSERT data). */

@@ -1,4 +1,4 @@
-package io.statehouse.web;
+package io.statehouse.shared;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

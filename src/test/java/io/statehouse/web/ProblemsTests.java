@@ -9,13 +9,13 @@ import org.springframework.mock.web.MockHttpServletResponse;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Problems written before Spring MVC is involved are JSON written by the JSON library. */
-class ProblemDetailsTests {
+class ProblemsTests {
 
 	@Test
 	void aDetailWithQuotesBackslashesAndNewlinesStaysValidJson() throws Exception {
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		String detail = "Path \"/states/a\\b\"\nis not valid";
-		ProblemDetails.write(response, 400, "Bad \"Request\"", "invalid-request", detail);
+		Problems.write(response, 400, "Bad \"Request\"", "invalid-request", detail);
 		assertThat(response.getStatus()).isEqualTo(400);
 		assertThat(response.getContentType()).isEqualTo("application/problem+json");
 		JsonNode problem = JsonMapper.builder().build().readTree(response.getContentAsByteArray());

@@ -1,4 +1,4 @@
-package io.statehouse.web;
+package io.statehouse.shared;
 
 /**
  * What an id may be — of a state, and of the lock a pipeline takes on its state's id: 1–255

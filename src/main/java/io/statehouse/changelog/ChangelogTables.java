@@ -1,0 +1,124 @@
+package io.statehouse.changelog;
+
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.ClickHouseTable;
+
+/**
+ * The changelog's tables and the SQL their repositories share.
+ *
+ * <p>The {@code changelog} is a plain MergeTree, ordered by {@code (state_id, version)} for tail
+ * reads and partitioned by segment (a time slot of ClickHouse's clock when the INSERT starts) so
+ * that old rows sit in parts of their own that truncation can drop whole. Its rows carry
+ * {@code _block_number} and {@code _block_offset}: on a single MergeTree the block number is
+ * taken when the part is committed, under the table's lock, so among claims of one version the
+ * one with the smallest {@code (_block_number, _block_offset)} was committed first and wins.
+ * Every claim also names the winner of the version it replaces ({@code parent}), and the state
+ * table keeps the identity of what it materialized, so that winners stay known by identity once
+ * rows are truncated ({@link Lineage}).
+ *
+ * <p>Readers find the tail by commit order, never by segment: a part's name carries the highest
+ * block of its rows, so {@code partMax > cut} selects exactly the parts that can hold changes
+ * committed after a cut — also an INSERT that started in an old segment and committed late.
+ *
+ * <p>The {@code state} table is a {@code ReplacingMergeTree(version)} holding the newest
+ * materialized version per id, read with {@code FINAL}. Tombstones are ordinary rows with
+ * {@code deleted = 1} rather than the engine's {@code is_deleted}: {@code FINAL} hides
+ * {@code is_deleted} rows, and the version of a deleted id must stay known so that a later
+ * write continues after it instead of reusing it.
+ */
+final class ChangelogTables {
+
+	static final String CHANGELOG_TABLE = """
+			CREATE TABLE IF NOT EXISTS {changelog} (
+			    state_id String,
+			    version UInt64,
+			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
+			    document String CODEC(ZSTD(1)),
+			    deleted Bool,
+			    fencing UInt64,
+			    idempotency_key String,
+			    idempotency_fingerprint String,
+			    claim_id UUID,
+			    parent UUID,
+			    created Bool,
+			    writer LowCardinality(String),
+			    written_at DateTime64(3) DEFAULT now64(3),
+			    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), {segmentSeconds}))
+			)
+			ENGINE = MergeTree
+			PARTITION BY segment
+			ORDER BY (state_id, version)
+			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, {durable}""";
+
+
+	static final String STATE_TABLE = """
+			CREATE TABLE IF NOT EXISTS {state} (
+			    state_id String,
+			    version UInt64,
+			    deleted Bool,
+			    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
+			    document String CODEC(ZSTD(1)),
+			    fencing UInt64,
+			    updated_at DateTime64(3),
+			    claim_id UUID,
+			    parent UUID
+			)
+			ENGINE = ReplacingMergeTree(version)
+			ORDER BY state_id
+			SETTINGS {durable}""";
+
+
+	/**
+	 * Watermarks of the materializer: a row per recorded cut ({@code materialized}) and truncation
+	 * floor ({@code truncated}). Values only grow, so the newest is the maximum, whatever order
+	 * concurrent materializers recorded theirs in; the TTL collects old rows (an idle materializer
+	 * records its watermarks again before they all expire).
+	 */
+	static final String META_TABLE = """
+			CREATE TABLE IF NOT EXISTS {meta} (
+			    key LowCardinality(String),
+			    value UInt64,
+			    recorded_at DateTime64(3) DEFAULT now64(3)
+			)
+			ENGINE = MergeTree
+			ORDER BY (key, recorded_at)
+			TTL toDateTime(recorded_at) + INTERVAL 7 DAY
+			SETTINGS {durable}""";
+
+
+	/** Commit order of a changelog row: the first of a version's claims wins it. */
+	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
+
+	/** The highest block of a row's part, from the part's name: {@code <partition>_<min>_<max>_<level>}. */
+	private static final String PART_MAX_BLOCK = "toUInt64(splitByChar('_', _part)[3])";
+
+	/** Everything committed up to the floor is truncated, whether or not its part is dropped yet. */
+	private static final String FLOOR = "(SELECT max(value) FROM {meta} WHERE key = 'truncated')";
+
+	private ChangelogTables() {
+	}
+
+	static ClickHouseTable changelog(long segmentSeconds) {
+		return new ClickHouseTable("changelog",
+				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds)));
+	}
+
+	static ClickHouseTable state() {
+		return new ClickHouseTable("state", STATE_TABLE);
+	}
+
+	static ClickHouseTable meta() {
+		return new ClickHouseTable("meta", META_TABLE);
+	}
+
+	/**
+	 * A statement of a changelog repository: its shared fragments ({@code {order}},
+	 * {@code {partMax}}, {@code {floor}}) filled in, then its tables named by the schema.
+	 */
+	static String sql(ClickHouseSchema schema, String template) {
+		return schema.sql(template.replace("{order}", COMMIT_ORDER)
+			.replace("{partMax}", PART_MAX_BLOCK)
+			.replace("{floor}", FLOOR));
+	}
+
+}

@@ -1,0 +1,209 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
+import io.statehouse.changelog.ChangelogRepository.Replay;
+import io.statehouse.changelog.ChangelogRepository.Verdict;
+import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.ReadBack;
+
+/**
+ * The one write path, its protocol: how a batch of writes is decided. Three statements for the
+ * whole batch: read the newest version of every id (and earlier writes with the batch's
+ * idempotency keys), append one claim per write in one INSERT, and read back each claim's
+ * verdict. A claim that lost its version to a concurrent writer (another thread or service
+ * instance) goes back to the writer to be decided again against the new newest version, so
+ * conditions and merges never act on a stale state and no write is lost. A write is answered
+ * only once its claim was read back as the winner: a 2xx means durable. An INSERT whose answer
+ * was lost may have been written, so the read-back is retried while ClickHouse does not answer;
+ * a write whose outcome still cannot be learned says so.
+ */
+class ClaimRound {
+
+	/** How long the outcome of a batch is sought while ClickHouse does not answer. */
+	private static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
+
+	private final ChangelogRepository repository;
+
+	private final TailWatermark tail;
+
+	private final int maxAttempts;
+
+	private final Duration readBackPatience;
+
+	private final Counter inserts;
+
+	private final DistributionSummary batchSizes;
+
+	private final Timer readDurations;
+
+	private final Timer insertDurations;
+
+	private final Timer confirmDurations;
+
+	private final Counter lostClaims;
+
+	ClaimRound(ChangelogRepository repository, TailWatermark tail, ChangelogProperties.Writer properties,
+			MeterRegistry meters) {
+		this.repository = repository;
+		this.tail = tail;
+		this.maxAttempts = properties.maxAttempts();
+		this.readBackPatience = (properties.timeout().compareTo(READ_BACK_PATIENCE) < 0) ? properties.timeout()
+				: READ_BACK_PATIENCE;
+		this.inserts = Counter.builder("statehouse.changelog.inserts")
+			.description("INSERT statements into the changelog")
+			.register(meters);
+		this.batchSizes = DistributionSummary.builder("statehouse.changelog.batch.writes")
+			.description("Writes per changelog INSERT")
+			.register(meters);
+		this.readDurations = phaseTimer(meters, "read");
+		this.insertDurations = phaseTimer(meters, "insert");
+		this.confirmDurations = phaseTimer(meters, "confirm");
+		this.lostClaims = Counter.builder("statehouse.changelog.claims.lost")
+			.description("Writes that lost their version to a concurrent writer and were decided again")
+			.register(meters);
+	}
+
+	private static Timer phaseTimer(MeterRegistry meters, String phase) {
+		return Timer.builder("statehouse.changelog.batch.duration")
+			.description("Time of each phase of a batch: read the newest versions, insert the claims, "
+					+ "confirm which won")
+			.tag("phase", phase)
+			.register(meters);
+	}
+
+	/**
+	 * Makes a batch durable and answers its writes.
+	 * @return the writes that lost their version and go again
+	 */
+	List<PendingWrite> run(List<PendingWrite> batch) {
+		long fromBlock = this.tail.block();
+		List<PendingClaim> claims;
+		try {
+			claims = this.readDurations.record(() -> decide(batch, fromBlock));
+		}
+		catch (RuntimeException ex) {
+			// Nothing was written: nobody in this batch gets a 2xx.
+			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+			return List.of();
+		}
+		if (claims.isEmpty()) {
+			return List.of();
+		}
+		List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
+		RuntimeException insertFailure = null;
+		try {
+			this.insertDurations.record(() -> this.repository.append(rows));
+			this.inserts.increment();
+			this.batchSizes.record(rows.size());
+		}
+		catch (RuntimeException ex) {
+			// Maybe written, maybe not, maybe still to be: the read-back tells.
+			insertFailure = ex;
+		}
+		Map<Claim, Verdict> verdicts;
+		try {
+			verdicts = this.confirmDurations.record(() -> ReadBack.withPatience(
+					() -> this.repository.verdicts(rows, fromBlock), this.readBackPatience));
+		}
+		catch (RuntimeException ex) {
+			RuntimeException answer = (insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure))
+					? insertFailure : WriteUnavailableException.outcomeUnknown();
+			claims.forEach((claim) -> claim.pending().result.completeExceptionally(answer));
+			return List.of();
+		}
+		List<PendingWrite> retries = new ArrayList<>();
+		for (PendingClaim claim : claims) {
+			PendingWrite pending = claim.pending();
+			Verdict verdict = verdicts.get(claim.claim());
+			switch (verdict.outcome()) {
+				case WON -> pending.result.complete(committed(claim.claim(), verdict));
+				case LOST -> {
+					if (++pending.attempts >= this.maxAttempts) {
+						pending.result
+							.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
+					}
+					else {
+						this.lostClaims.increment();
+						retries.add(pending);
+					}
+				}
+				case ABSENT -> pending.result.completeExceptionally(
+						(insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure)) ? insertFailure
+								: WriteUnavailableException.outcomeUnknown());
+				case UNKNOWN -> pending.result.completeExceptionally(WriteUnavailableException.outcomeUnknown());
+			}
+		}
+		return retries;
+	}
+
+	private static Committed committed(Claim claim, Verdict verdict) {
+		Change change = claim.change();
+		StoredState state = new StoredState(claim.id(), claim.version(), change.deleted(), change.document(),
+				change.fencing(), Objects.requireNonNull(verdict.writtenAt()));
+		return new Committed(state, claim.created(), false);
+	}
+
+	/** Decides every write of the batch against the newest versions, read in one query. */
+	private List<PendingClaim> decide(List<PendingWrite> batch, long fromBlock) {
+		Set<String> ids = new LinkedHashSet<>();
+		Set<IdempotencyKey> keys = new LinkedHashSet<>();
+		for (PendingWrite pending : batch) {
+			ids.add(pending.id);
+			if (pending.idempotency != null) {
+				keys.add(new IdempotencyKey(pending.id, pending.idempotency.key()));
+			}
+		}
+		Map<String, Head> newest = this.repository.newest(ids, fromBlock);
+		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
+		List<PendingClaim> claims = new ArrayList<>();
+		for (PendingWrite pending : batch) {
+			if (pending.idempotency != null) {
+				Replay replay = replays.get(new IdempotencyKey(pending.id, pending.idempotency.key()));
+				if (replay != null) {
+					if (replay.fingerprint().equals(pending.idempotency.fingerprint())) {
+						pending.result.complete(replay.answer());
+					}
+					else {
+						pending.result.completeExceptionally(
+								new IdempotencyKeyReusedException(pending.id, pending.idempotency.key()));
+					}
+					continue;
+				}
+			}
+			Head head = newest.get(pending.id);
+			StoredState current = (head != null) ? head.state() : null;
+			Change change;
+			try {
+				change = pending.mutation.decide(current);
+			}
+			catch (RuntimeException refused) {
+				pending.result.completeExceptionally(refused);
+				continue;
+			}
+			long version = (current != null) ? current.version() + 1 : 1;
+			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
+			Change claimed = new Change(change.operation(), change.document(), change.deleted(), fencing);
+			claims.add(new PendingClaim(pending, new Claim(pending.id, version, claimed, UUID.randomUUID(),
+					(head != null) ? head.claimId() : Claim.NONE, pending.idempotency,
+					!StoredState.isLive(current) && !change.deleted())));
+		}
+		return claims;
+	}
+
+	private record PendingClaim(PendingWrite pending, Claim claim) {
+	}
+
+}

@@ -1,0 +1,169 @@
+package io.statehouse.lock;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.lock.LockRepository.Outcome;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * How a lock changes: every change — grant, renewal, release — claims the next slot of that id,
+ * and the first committed claim wins it (see {@link ClickHouseLockRepository}). So a renewal
+ * racing an acquisition after expiry is decided like two acquisitions: exactly one wins, and
+ * the loser looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
+ *
+ * <p>Each instance remembers the latest slot it won per id. A slot's winner never changes, so
+ * when that is a release, the next grant can claim the following slot without reading first,
+ * and when it is a caller's grant, so can its release: if another claim got there first, this
+ * one loses the slot, and the change is decided again from a fresh read. Uncontended, a grant
+ * and a release are an insert and a read-back each.
+ */
+class LockClaims {
+
+	/** How long a claim's outcome is sought while ClickHouse does not answer. */
+	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
+
+	private final LockRepository repository;
+
+	/**
+	 * The latest slot this instance won, per id. Entries are written moments after their row and
+	 * forgotten within an hour, long before the table's TTL could remove the row: so the slot
+	 * after a remembered one is never a slot ClickHouse has already forgotten.
+	 */
+	private final Cache<String, LockRecord> claimed = Caffeine.newBuilder()
+		.maximumSize(100_000)
+		.expireAfterWrite(Duration.ofHours(1))
+		.build();
+
+	LockClaims(LockRepository repository) {
+		this.repository = repository;
+	}
+
+	/**
+	 * Grants the lock if nobody holds it; looks again at once when another claim won the slot
+	 * first.
+	 */
+	Attempt grant(String id, String owner, Duration ttl) {
+		LockRecord previous = this.claimed.getIfPresent(id);
+		boolean free = previous != null && !previous.isLease();
+		while (true) {
+			if (!free) {
+				LockSnapshot lock = this.repository.read(id);
+				LockRecord holder = lock.holder();
+				if (holder != null) {
+					return new Attempt(null, holder, null);
+				}
+				previous = lock.latest();
+			}
+			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl));
+			if (granted != null) {
+				return new Attempt(granted, null, previous);
+			}
+			free = false;
+		}
+	}
+
+	/**
+	 * Extends the lease by {@code ttl} (by the lease's own duration if {@code null}).
+	 * @throws LockConflictException when the token does not hold the lock now
+	 */
+	LockRecord renew(String id, UUID token, @Nullable Duration ttl) {
+		while (true) {
+			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
+			LockRecord renewed = claim(Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()));
+			if (renewed != null) {
+				return renewed;
+			}
+		}
+	}
+
+	/**
+	 * Releases the lock: the holder's token, or {@code force} for whatever holds it. A release
+	 * written once the lease has lapsed is void and loses: the next read finds that the lease
+	 * ended on its own.
+	 * @throws LockNotFoundException when no live lock exists
+	 * @throws LockConflictException when the token does not hold it
+	 */
+	void release(String id, @Nullable UUID token, boolean force) {
+		LockRecord holder = force ? null : this.claimed.getIfPresent(id);
+		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
+		while (true) {
+			if (!granted) {
+				holder = this.repository.read(id).holder();
+				if (holder == null) {
+					throw LockNotFoundException.forId(id);
+				}
+				if (!force && !holder.token().equals(token)) {
+					throw LockConflictException.notHolder(id);
+				}
+			}
+			if (claim(Claim.release(holder)) != null) {
+				return;
+			}
+			granted = false;
+		}
+	}
+
+	/**
+	 * The live lease {@code token} holds.
+	 * @throws LockConflictException when the token does not hold the lock now
+	 */
+	LockRecord holder(String id, UUID token) {
+		return holderOrConflict(id, this.repository.read(id), token);
+	}
+
+	/**
+	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
+	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
+	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
+	 * {@link #READ_BACK_PATIENCE}), so that no grant is made that nobody knows the token of.
+	 */
+	private @Nullable LockRecord claim(Claim claim) {
+		DataAccessException unanswered = null;
+		try {
+			this.repository.append(claim);
+		}
+		catch (DataAccessException ex) {
+			unanswered = ex;
+		}
+		Outcome outcome = ReadBack.withPatience(() -> this.repository.readBack(claim), READ_BACK_PATIENCE);
+		if (!outcome.written()) {
+			if (unanswered != null) {
+				throw unanswered;
+			}
+			throw new IllegalStateException("A claim of " + claim.id() + " was not read back after its INSERT");
+		}
+		LockRecord won = outcome.won();
+		if (won != null) {
+			// Claims of this instance may finish out of order: remember the latest slot.
+			this.claimed.asMap().merge(claim.id(), won, (known, latest) -> (latest.slot() > known.slot()) ? latest : known);
+		}
+		else {
+			this.claimed.invalidate(claim.id());
+		}
+		return won;
+	}
+
+	private static LockRecord holderOrConflict(String id, LockSnapshot lock, UUID token) {
+		LockRecord holder = lock.holder();
+		if (holder == null || !holder.token().equals(token)) {
+			throw LockConflictException.notHolder(id);
+		}
+		return holder;
+	}
+
+	/**
+	 * One attempt to take a lock: granted, or held by someone else.
+	 * @param granted the grant, if it won
+	 * @param holder who holds it, if not granted
+	 * @param previous the lock's change before the grant ({@code null}: never taken, or forgotten)
+	 */
+	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, @Nullable LockRecord previous) {
+	}
+
+}

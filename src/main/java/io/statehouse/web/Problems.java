@@ -1,0 +1,49 @@
+package io.statehouse.web;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.statehouse.shared.ProblemException;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+
+/** Problems with their stable type, {@code urn:statehouse:problem:<kind>}: built, or written raw. */
+final class Problems {
+
+	private static final JsonMapper json = JsonMapper.builder().build();
+
+	private Problems() {
+	}
+
+	static ProblemDetail of(HttpStatusCode status, String kind, @Nullable String detail) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+		problem.setType(type(kind));
+		return problem;
+	}
+
+	static URI type(String kind) {
+		return URI.create(ProblemException.TYPE_PREFIX + kind);
+	}
+
+	/** Writes a problem where Spring MVC is not involved yet (a filter, Tomcat's error report). */
+	static void write(HttpServletResponse response, int status, String title, String kind, String detail)
+			throws IOException {
+		Map<String, Object> problem = new LinkedHashMap<>();
+		problem.put("type", type(kind).toString());
+		problem.put("title", title);
+		problem.put("status", status);
+		problem.put("detail", detail);
+		byte[] body = json.writeValueAsBytes(problem);
+		response.setStatus(status);
+		response.setContentType("application/problem+json");
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+}

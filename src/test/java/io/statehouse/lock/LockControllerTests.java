@@ -1,0 +1,115 @@
+package io.statehouse.lock;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+import io.statehouse.shared.Page;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.servlet.assertj.MockMvcTester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.BDDMockito.given;
+import static org.mockito.BDDMockito.then;
+
+/**
+ * The HTTP rules of {@code /locks} — statuses, the {@code Lock-Token} header, defaults and
+ * limits of a request, problems — with the service mocked.
+ */
+@WebMvcTest(LockController.class)
+class LockControllerTests {
+
+	private static final UUID TOKEN = UUID.randomUUID();
+
+	private static final Lease LEASE = new Lease("job:1", TOKEN, 42, "run-1", Instant.parse("2026-11-30T12:00:00Z"),
+			Instant.parse("2026-11-30T12:01:00Z"));
+
+	@Autowired
+	MockMvcTester mvc;
+
+	@MockitoBean
+	LockService locks;
+
+	@Test
+	void aGrantIs201WithItsTokenInTheBodyAndTheHeaderAndTheDefaults() throws Exception {
+		given(this.locks.acquire("job:1", "run-1", Duration.ofSeconds(60), Duration.ZERO)).willReturn(LEASE);
+		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-1\"}"))
+			.hasStatus(HttpStatus.CREATED)
+			.hasHeader("Lock-Token", TOKEN.toString())
+			.bodyJson()
+			.hasPathSatisfying("$.token", (token) -> token.assertThat().isEqualTo(TOKEN.toString()))
+			.hasPathSatisfying("$.fencingToken", (fencing) -> fencing.assertThat().isEqualTo(42));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "{}", "{\"owner\":\"\"}", "{\"owner\":\"x\",\"ttlSeconds\":0}",
+			"{\"owner\":\"x\",\"ttlSeconds\":3601}", "{\"owner\":\"x\",\"waitSeconds\":61}", "[]" })
+	void aRequestOutsideItsLimitsIs400AndAsksNothing(String body) throws Exception {
+		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content(body))
+			.hasStatus(HttpStatus.BAD_REQUEST)
+			.hasContentType("application/problem+json");
+		then(this.locks).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void aHeldLockIs423WithTheHolderButNotItsToken() throws Exception {
+		given(this.locks.acquire(any(), any(), any(), any())).willThrow(new LockHeldException(LEASE));
+		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-2\"}"))
+			.hasStatus(HttpStatus.LOCKED)
+			.bodyJson()
+			.hasPathSatisfying("$.holder.owner", (owner) -> owner.assertThat().isEqualTo("run-1"))
+			.doesNotHavePath("$.holder.token");
+	}
+
+	@Test
+	void aReleaseNeedsTheTokenOrForce() throws Exception {
+		assertThat(this.mvc.delete().uri("/locks/job:1")).hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.delete().uri("/locks/job:1").header("Lock-Token", "not-a-token"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+		then(this.locks).shouldHaveNoInteractions();
+		assertThat(this.mvc.delete().uri("/locks/job:1").header("Lock-Token", TOKEN.toString()))
+			.hasStatus(HttpStatus.NO_CONTENT);
+		then(this.locks).should().release("job:1", new LockToken(TOKEN));
+		assertThat(this.mvc.delete().uri("/locks/job:1?force=true")).hasStatus(HttpStatus.NO_CONTENT);
+		then(this.locks).should().forceRelease("job:1");
+	}
+
+	@Test
+	void aRenewalWithoutATtlKeepsTheLeasesOwnAndAConflictIs409() throws Exception {
+		given(this.locks.renew("job:1", new LockToken(TOKEN), null)).willReturn(LEASE);
+		assertThat(this.mvc.put().uri("/locks/job:1").header("Lock-Token", TOKEN.toString())).hasStatusOk();
+		given(this.locks.renew("job:1", new LockToken(TOKEN), Duration.ofSeconds(5)))
+			.willThrow(LockConflictException.notHolder("job:1"));
+		assertThat(this.mvc.put()
+			.uri("/locks/job:1")
+			.header("Lock-Token", TOKEN.toString())
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{\"ttlSeconds\":5}")).hasStatus(HttpStatus.CONFLICT)
+			.bodyJson()
+			.extractingPath("$.type")
+			.isEqualTo("urn:statehouse:problem:lock-conflict");
+	}
+
+	@Test
+	void theListingPagesAndNeverShowsTokens() throws Exception {
+		given(this.locks.live("job:", 2, null)).willReturn(new Page<>(List.of(LEASE), "am9iOjE"));
+		assertThat(this.mvc.get().uri("/locks?prefix=job:&limit=2")).hasStatusOk()
+			.bodyJson()
+			.hasPathSatisfying("$.nextCursor", (cursor) -> cursor.assertThat().isEqualTo("am9iOjE"))
+			.doesNotHavePath("$.items[0].token");
+		assertThat(this.mvc.get().uri("/locks?limit=1001")).hasStatus(HttpStatus.BAD_REQUEST);
+		then(this.locks).should().live(any(), anyInt(), any());
+	}
+
+}
