@@ -226,9 +226,11 @@ class ChangelogWriter implements SmartLifecycle {
 		try {
 			retries = this.round.run(batch);
 		}
-		catch (RuntimeException ex) {
+		catch (Throwable ex) {
+			// Out of memory, a bug: answer every write (its outcome is unknown) so that none
+			// waits for its timeout and the in-flight budget it holds is given back.
 			logger.error("A changelog batch failed unexpectedly", ex);
-			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
+			batch.forEach((pending) -> pending.result.completeExceptionally(WriteUnavailableException.outcomeUnknown()));
 		}
 		finally {
 			this.lock.lock();

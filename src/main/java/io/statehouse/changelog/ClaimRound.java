@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import io.statehouse.changelog.ChangelogRepository.Replay;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ReadBack;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one write path, its protocol: how a batch of writes is decided. Three statements for the
@@ -41,6 +43,8 @@ class ClaimRound {
 
 	private final int maxAttempts;
 
+	private final long maxInsertBytes;
+
 	private final Duration readBackPatience;
 
 	private final Counter inserts;
@@ -60,6 +64,7 @@ class ClaimRound {
 		this.repository = repository;
 		this.tail = tail;
 		this.maxAttempts = properties.maxAttempts();
+		this.maxInsertBytes = properties.maxBatchSize().toBytes();
 		this.readBackPatience = (properties.timeout().compareTo(READ_BACK_PATIENCE) < 0) ? properties.timeout()
 				: READ_BACK_PATIENCE;
 		this.inserts = Counter.builder("statehouse.changelog.inserts")
@@ -103,25 +108,15 @@ class ClaimRound {
 			return List.of();
 		}
 		List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
-		RuntimeException insertFailure = null;
-		try {
-			this.insertDurations.record(() -> this.repository.append(rows));
-			this.inserts.increment();
-			this.batchSizes.record(rows.size());
-		}
-		catch (RuntimeException ex) {
-			// Maybe written, maybe not, maybe still to be: the read-back tells.
-			insertFailure = ex;
-		}
+		Map<Claim, RuntimeException> insertFailures = append(rows);
 		Map<Claim, Verdict> verdicts;
 		try {
 			verdicts = this.confirmDurations.record(() -> ReadBack.withPatience(
 					() -> this.repository.verdicts(rows, fromBlock), this.readBackPatience));
 		}
 		catch (RuntimeException ex) {
-			RuntimeException answer = (insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure))
-					? insertFailure : WriteUnavailableException.outcomeUnknown();
-			claims.forEach((claim) -> claim.pending().result.completeExceptionally(answer));
+			claims.forEach((claim) -> claim.pending().result
+				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
 		}
 		List<PendingWrite> retries = new ArrayList<>();
@@ -140,13 +135,51 @@ class ClaimRound {
 						retries.add(pending);
 					}
 				}
-				case ABSENT -> pending.result.completeExceptionally(
-						(insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure)) ? insertFailure
-								: WriteUnavailableException.outcomeUnknown());
+				case ABSENT -> pending.result.completeExceptionally(unwritten(insertFailures.get(claim.claim())));
 				case UNKNOWN -> pending.result.completeExceptionally(WriteUnavailableException.outcomeUnknown());
 			}
 		}
 		return retries;
+	}
+
+	/**
+	 * Appends the claims in INSERTs of at most {@code max-batch-size} of documents each: a batch
+	 * is formed by the size of its requests, and a small patch of a large document carries the
+	 * whole document. An INSERT that fails may have been written, or may still be: the read-back
+	 * tells.
+	 * @return the claims whose INSERT failed, with the failure
+	 */
+	private Map<Claim, RuntimeException> append(List<Claim> claims) {
+		Map<Claim, RuntimeException> failures = new HashMap<>();
+		int from = 0;
+		while (from < claims.size()) {
+			long bytes = claims.get(from).change().document().length();
+			int to = from + 1;
+			while (to < claims.size() && bytes + claims.get(to).change().document().length() <= this.maxInsertBytes) {
+				bytes += claims.get(to).change().document().length();
+				to++;
+			}
+			List<Claim> chunk = claims.subList(from, to);
+			try {
+				this.insertDurations.record(() -> this.repository.append(chunk));
+				this.inserts.increment();
+				this.batchSizes.record(chunk.size());
+			}
+			catch (RuntimeException ex) {
+				chunk.forEach((claim) -> failures.put(claim, ex));
+			}
+			from = to;
+		}
+		return failures;
+	}
+
+	/**
+	 * The answer to a write whose claim is not known to be written: the INSERT's own failure when
+	 * ClickHouse certainly wrote nothing, else "outcome unknown".
+	 */
+	private static RuntimeException unwritten(@Nullable RuntimeException insertFailure) {
+		return (insertFailure != null && ClickHouseErrors.certainlyNotApplied(insertFailure)) ? insertFailure
+				: WriteUnavailableException.outcomeUnknown();
 	}
 
 	private static Committed committed(Claim claim, Verdict verdict) {

@@ -61,9 +61,13 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 
 	private static final String RECORD = "INSERT INTO {meta} (key, value) VALUES (?, ?)";
 
+	/**
+	 * The active parts: a part is old when even the last of its rows was written longer than the
+	 * retention ago (whole seconds on both sides, so the comparison is strict).
+	 */
 	private static final String PARTS = """
 			SELECT name, min_block_number, max_block_number,
-			       modification_time <= now() - toIntervalSecond(:retentionSeconds) AS old
+			       modification_time < now() - toIntervalSecond(:retentionSeconds) AS old
 			FROM system.parts
 			WHERE database = :database AND table = :table AND active""";
 

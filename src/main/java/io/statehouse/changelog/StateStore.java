@@ -1,6 +1,7 @@
 package io.statehouse.changelog;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -54,6 +55,24 @@ public class StateStore {
 	/** See {@link ChangelogWriter#await}. */
 	public Committed await(CompletableFuture<Committed> write) {
 		return this.writer.await(write);
+	}
+
+	/**
+	 * The answer to an earlier write of this id with the same idempotency key, if one won its
+	 * version: for a retry that can no longer be decided anew (its lease has ended since).
+	 * @throws RuntimeException a 422 problem when the key came with a different request
+	 */
+	public Optional<Committed> replay(String id, Idempotency idempotency) {
+		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.block());
+		ChangelogRepository.IdempotencyKey key = new ChangelogRepository.IdempotencyKey(id, idempotency.key());
+		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), heads).get(key);
+		if (replay == null) {
+			return Optional.empty();
+		}
+		if (!replay.fingerprint().equals(idempotency.fingerprint())) {
+			throw new IdempotencyKeyReusedException(id, idempotency.key());
+		}
+		return Optional.of(replay.answer());
 	}
 
 	/**

@@ -1,5 +1,8 @@
 package io.statehouse.shared;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -14,15 +17,24 @@ public final class Cursors {
 	}
 
 	/**
-	 * @throws InvalidRequestException when the cursor is not one {@link #encode} made
+	 * @throws InvalidRequestException when the cursor is not one {@link #encode} made: not
+	 * URL-safe Base64 of the UTF-8 of an id
 	 */
 	public static String decode(String cursor) {
 		try {
-			return new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+			String id = StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(Base64.getUrlDecoder().decode(cursor)))
+				.toString();
+			if (Ids.isValid(id)) {
+				return id;
+			}
 		}
-		catch (IllegalArgumentException ex) {
-			throw new InvalidRequestException("cursor is not one this service handed out.");
+		catch (IllegalArgumentException | CharacterCodingException ex) {
+			// Not Base64, or not text.
 		}
+		throw new InvalidRequestException("cursor is not one this service handed out.");
 	}
 
 }

@@ -1,5 +1,7 @@
 package io.statehouse.shared;
 
+import java.util.regex.Pattern;
+
 /**
  * What an id may be — of a state, and of the lock a pipeline takes on its state's id: 1–255
  * of {@code A-Z a-z 0-9 . _ : - @ = + , ~}.
@@ -15,7 +17,14 @@ public final class Ids {
 	/** The start of an id, for listing by prefix (empty: every id). */
 	public static final String PREFIX_PATTERN = "[" + CHARACTERS + "]{0,255}";
 
+	private static final Pattern ID = Pattern.compile(PATTERN);
+
 	private Ids() {
+	}
+
+	/** Whether the text is an id. */
+	public static boolean isValid(String text) {
+		return ID.matcher(text).matches();
 	}
 
 }

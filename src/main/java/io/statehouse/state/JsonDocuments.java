@@ -96,7 +96,9 @@ class JsonDocuments {
 			node = this.mapper.readTree(json);
 		}
 		catch (StreamConstraintsException ex) {
-			throw new InvalidDocumentException(what + " nests deeper than " + this.maxDepth + " levels.");
+			throw new InvalidDocumentException(String.valueOf(ex.getOriginalMessage()).contains("nesting depth")
+					? what + " nests deeper than " + this.maxDepth + " levels."
+					: what + " is beyond a limit of JSON: " + ex.getOriginalMessage());
 		}
 		catch (JacksonException ex) {
 			throw new InvalidDocumentException(what + " is not valid JSON: " + ex.getOriginalMessage());
@@ -105,7 +107,26 @@ class JsonDocuments {
 			throw new InvalidDocumentException(what + " must be a JSON object, not "
 					+ ((node == null) ? "empty" : node.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + ".");
 		}
-		return this.mapper.writeValueAsString(node);
+		String normalized = this.mapper.writeValueAsString(node);
+		if (hasLoneSurrogate(normalized)) {
+			// An escaped half of a surrogate pair ("\ud800") is valid JSON but no text: stored as
+			// UTF-8 it would silently become '?'.
+			throw new InvalidDocumentException(what + " holds an unpaired UTF-16 surrogate escape, which is not text.");
+		}
+		return normalized;
+	}
+
+	private static boolean hasLoneSurrogate(String text) {
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -5,16 +5,19 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongFunction;
 
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Change.Operation;
 import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.Idempotency;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
+import io.statehouse.lock.LockToken;
 import io.statehouse.shared.Page;
 import org.jspecify.annotations.Nullable;
 
@@ -73,32 +76,32 @@ class StateService {
 	/** Replaces the document (creating it if absent). */
 	Committed put(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String document = this.documents.readObject(body);
-		long fencing = fencing(id, conditions);
-		return this.store.write(id, (current) -> {
+		Idempotency idempotency = conditions.idempotency(Operation.PUT, document);
+		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
 			return Change.put(document, fencing);
-		}, conditions.idempotency(Operation.PUT, document), document.length());
+		}, idempotency, document.length()));
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
 	Committed patch(String id, InputStream body, WriteConditions conditions) throws IOException {
 		String patch = this.documents.readObject(body);
-		long fencing = fencing(id, conditions);
-		return this.store.write(id, (current) -> {
+		Idempotency idempotency = conditions.idempotency(Operation.PATCH, patch);
+		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
 			String base = StoredState.isLive(current) ? current.document() : "{}";
 			return Change.patch(this.documents.mergePatch(base, patch), fencing);
-		}, conditions.idempotency(Operation.PATCH, patch), patch.length());
+		}, idempotency, patch.length()));
 	}
 
 	/** Deletes the state: a tombstone version. */
 	Committed delete(String id, WriteConditions conditions) {
-		long fencing = fencing(id, conditions);
-		return this.store.write(id, (current) -> {
+		Idempotency idempotency = conditions.idempotency(Operation.DELETE, "");
+		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			// The conditions first: If-Match on a deleted state is a failed precondition (412).
 			check(id, current, conditions, fencing);
 			return tombstone(id, current, fencing);
-		}, conditions.idempotency(Operation.DELETE, ""), 0);
+		}, idempotency, 0));
 	}
 
 	/** The change that deletes a live state. */
@@ -109,9 +112,28 @@ class StateService {
 		return Change.delete(fencing);
 	}
 
-	/** The fencing token of the lease a write presents (0: none), checked against the lock now. */
-	private long fencing(String id, WriteConditions conditions) {
-		return (conditions.lockToken() != null) ? this.locks.fencingToken(id, conditions.lockToken()) : 0;
+	/**
+	 * Runs a write with the fencing token of the lease it presents (0: none), checked against
+	 * the lock now. A retry of a write that was applied under a lease that has ended since is
+	 * answered like the first write, not refused: the key is looked up before the lease decides.
+	 */
+	private Committed leased(String id, WriteConditions conditions, @Nullable Idempotency idempotency,
+			LongFunction<Committed> write) {
+		LockToken token = conditions.lockToken();
+		if (token == null) {
+			return write.apply(0);
+		}
+		long fencing;
+		try {
+			fencing = this.locks.fencingToken(id, token);
+		}
+		catch (LockConflictException ex) {
+			if (idempotency != null) {
+				return this.store.replay(id, idempotency).orElseThrow(() -> ex);
+			}
+			throw ex;
+		}
+		return write.apply(fencing);
 	}
 
 	/**

@@ -8,6 +8,7 @@ import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.shared.ProblemException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -49,6 +50,13 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, retryAfter.toSeconds())));
 		}
 		return respond(ex, problem, headers, request);
+	}
+
+	/** Tomcat could not decode a query parameter (a malformed %-escape, bytes that are not UTF-8). */
+	@ExceptionHandler
+	ResponseEntity<Object> undecodableParameter(InvalidParameterException ex, WebRequest request) {
+		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request",
+				"A query parameter is not percent-encoded UTF-8."), new HttpHeaders(), request);
 	}
 
 	@ExceptionHandler

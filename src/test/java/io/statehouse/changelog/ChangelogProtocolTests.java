@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
@@ -50,6 +51,9 @@ class ChangelogProtocolTests {
 
 	@Autowired
 	ChangelogWriter writer;
+
+	@Autowired
+	MeterRegistry meters;
 
 	@Autowired
 	JdbcClient jdbc;
@@ -232,6 +236,32 @@ class ChangelogProtocolTests {
 		assertThat(this.client.put("/states/proto:paused", "{}").status()).isEqualTo(503);
 		this.writer.start();
 		assertThat(this.client.put("/states/proto:paused", "{\"v\":1}").status()).isEqualTo(201);
+	}
+
+	@Test
+	void historyIsKeptAtLeastTheRetention() {
+		String id = "proto:retained";
+		assertThat(this.client.put("/states/" + id, "{\"v\":1}").status()).isEqualTo(201);
+		long written = System.nanoTime();
+		this.client.put("/states/" + id, "{\"v\":2}");
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+			this.materializer.run();
+			return this.client.get("/states/" + id + "?version=1").status() == 410;
+		});
+		assertThat(Duration.ofNanos(System.nanoTime() - written)).as("version 1 was kept").isGreaterThan(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void aBatchThatFailsWithAnErrorAnswersItsWritesAndGivesTheirBudgetBack() {
+		this.repository.beforeAppend = (claims) -> {
+			throw new OutOfMemoryError("injected: Java heap space");
+		};
+		Response failed = this.client.put("/states/proto:error", "{\"v\":1}");
+		this.repository.reset();
+		assertThat(failed.status()).isEqualTo(503);
+		assertThat(failed.json().get("type").asString()).isEqualTo("urn:statehouse:problem:write-outcome-unknown");
+		assertThat(this.meters.get("statehouse.changelog.writer.in.flight.bytes").gauge().value()).isZero();
+		assertThat(this.client.put("/states/proto:error", "{\"v\":1}").status()).isEqualTo(201);
 	}
 
 	@Test

@@ -220,4 +220,24 @@ class LockApiTests {
 		assertThat(this.client.get("/locks/lock:invalid").status()).isEqualTo(404);
 	}
 
+
+	@Test
+	void aRetryOfAFencedWriteAfterItsLeaseEndedAnswersLikeTheFirst() {
+		String token = this.client.acquire("lock:retry", "run-1", 30, 0).token();
+		Response first = this.client.put("/states/lock:retry", "{\"run\":1}", "Lock-Token", token, "Idempotency-Key",
+				"run-1-write");
+		assertThat(first.status()).isEqualTo(201);
+		assertThat(this.client.delete("/locks/lock:retry", "Lock-Token", token).status()).isEqualTo(204);
+		Response retry = this.client.put("/states/lock:retry", "{\"run\":1}", "Lock-Token", token, "Idempotency-Key",
+				"run-1-write");
+		assertThat(retry.status()).as("%s", retry).isEqualTo(201);
+		assertThat(retry.header("Idempotent-Replayed")).contains("true");
+		assertThat(retry.version()).isEqualTo(1);
+		assertThat(this.client.put("/states/lock:retry", "{\"run\":2}", "Lock-Token", token, "Idempotency-Key",
+				"run-1-write").status()).isEqualTo(422);
+		assertThat(this.client.put("/states/lock:retry", "{\"run\":1}", "Lock-Token", token).status()).isEqualTo(409);
+		assertThat(this.client.put("/states/lock:retry", "{\"run\":1}", "Lock-Token", token, "Idempotency-Key",
+				"never-written").status()).isEqualTo(409);
+	}
+
 }

@@ -54,7 +54,9 @@ class LockControllerTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "{}", "{\"owner\":\"\"}", "{\"owner\":\"x\",\"ttlSeconds\":0}",
-			"{\"owner\":\"x\",\"ttlSeconds\":3601}", "{\"owner\":\"x\",\"waitSeconds\":61}", "[]" })
+			"{\"owner\":\"x\",\"ttlSeconds\":3601}", "{\"owner\":\"x\",\"waitSeconds\":61}", "[]",
+			"{\"owner\":\"x\",\"ttlSeconds\":1.9}", "{\"owner\":\"x\",\"ttlSeconds\":\"7\"}",
+			"{\"owner\":\"x\",\"ttl\":30}" })
 	void aRequestOutsideItsLimitsIs400AndAsksNothing(String body) throws Exception {
 		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content(body))
 			.hasStatus(HttpStatus.BAD_REQUEST)

@@ -183,6 +183,17 @@ class StateApiTests {
 	}
 
 	@Test
+	void aNewerVersionWithinTheSameSecondIsNeverNotModified() {
+		this.client.put("/states/api:modified-since", "{\"v\":1}");
+		String lastModified = this.client.get("/states/api:modified-since").header("Last-Modified").orElseThrow();
+		this.client.put("/states/api:modified-since", "{\"v\":2}");
+		Response read = this.client.get("/states/api:modified-since", "If-Modified-Since", lastModified);
+		assertThat(read.status()).isEqualTo(200);
+		assertThat(read.body()).isEqualTo("{\"v\":2}");
+		assertThat(this.client.get("/states/api:modified-since", "If-None-Match", "\"2\"").status()).isEqualTo(304);
+	}
+
+	@Test
 	void deleteOfADeletedStateWithIfMatchIsAFailedPrecondition() {
 		this.client.put("/states/api:delete-if-match", "{\"v\":1}");
 		assertThat(this.client.delete("/states/api:delete-if-match").status()).isEqualTo(204);

@@ -66,6 +66,37 @@ class StateValidationTests {
 		assertNothingWritten();
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "GET /states?cursor=%%%", "GET /states?prefix=%", "DELETE /states?match=%zz",
+			"GET /locks?prefix=%", "DELETE /locks/x?force=%", "GET /states?cursor=abc", "GET /states?cursor=____",
+			"GET /locks?cursor=%C3%28" })
+	void queryParametersThatAreNotWhatTheySayAreRefused(String request) throws Exception {
+		String[] methodAndPath = request.split(" ", 2);
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.getOutputStream()
+				.write((methodAndPath[0] + " " + methodAndPath[1]
+						+ " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
+			String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(response).as(request).startsWith("HTTP/1.1 400")
+				.containsIgnoringCase("Content-Type: application/problem+json")
+				.contains("\"type\":\"urn:statehouse:problem:invalid-request\"");
+		}
+		assertNothingWritten();
+	}
+
+	@Test
+	void textThatIsNotUnicodeAndNumbersPastTheLimitAreRefusedSayingWhy() {
+		assertProblem(this.client.put("/states/" + ID, "{\"a\":\"\\ud800\"}"), 400, "invalid-document");
+		assertProblem(this.client.put("/states/" + ID, "{\"a\":\"x\\udc00y\"}"), 400, "invalid-document");
+		assertThat(this.client.put("/states/validation:pair", "{\"a\":\"\\ud83d\\ude00\"}").body())
+			.isEqualTo("{\"a\":\"\ud83d\ude00\"}");
+		Response huge = this.client.put("/states/" + ID, "{\"n\":" + "9".repeat(1200) + "}");
+		assertProblem(huge, 400, "invalid-document");
+		assertThat(huge.json().get("detail").asString()).doesNotContain("nests").contains("limit");
+		assertNothingWritten();
+	}
+
 	@Test
 	void idsLongerThan255AreRefused() {
 		String longest = "x".repeat(255);
