@@ -29,7 +29,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * <li>GET latency at a changelog of 10 versions per id, then of 100 (10×): with the
  * materializer on, reads look at the state table and a short tail and stay flat;</li>
  * <li>materialization throughput: changelog rows covered per second by one run;</li>
- * <li>truncation cost: time to drop one segment.</li>
+ * <li>truncation cost: time to drop one part.</li>
  * </ul>
  * Histories are written with one INSERT per 10 versions of every id, straight into the
  * changelog (each id's versions in order, as the API would write them), to grow it quickly.
@@ -68,12 +68,12 @@ public final class MaterializerBenchmark {
 				}
 			}
 			MeterRegistry meters = on.getBean(MeterRegistry.class);
-			Timer drops = meters.get("statehouse.changelog.segment.drop.duration").timer();
+			Timer drops = meters.get("statehouse.changelog.part.drop.duration").timer();
 			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 			while (drops.count() < 2 && System.nanoTime() < deadline) {
 				Thread.sleep(500);
 			}
-			System.out.printf("Truncation: %d segments dropped, %.1f ms each on average (max %.1f ms)%n", drops.count(),
+			System.out.printf("Truncation: %d parts dropped, %.1f ms each on average (max %.1f ms)%n", drops.count(),
 					drops.mean(TimeUnit.MILLISECONDS), drops.max(TimeUnit.MILLISECONDS));
 		}
 	}
@@ -97,10 +97,11 @@ public final class MaterializerBenchmark {
 		long from = jdbc.sql("SELECT max(version) FROM " + changelog).query(Long.class).single() + 1;
 		for (long first = from; first <= versions; first += 10) {
 			jdbc.sql("INSERT INTO " + changelog
-					+ " (state_id, version, operation, document, fencing, idempotency_key, request_id, created, writer)"
+					+ " (state_id, version, operation, document, deleted, fencing, idempotency_key, claim_id, parent,"
+					+ " created, writer)"
 					+ " SELECT concat('bench:', toString(number % ?)), ? + intDiv(number, ?), 'put',"
-					+ " concat('{\"completed\":{\"bookmark\":', toString(number), '}}'), 0, '', generateUUIDv4(),"
-					+ " (? + intDiv(number, ?)) = 1, 'bench' FROM numbers(?)")
+					+ " concat('{\"completed\":{\"bookmark\":', toString(number), '}}'), false, 0, '', generateUUIDv4(),"
+					+ " generateUUIDv4(), (? + intDiv(number, ?)) = 1, 'bench' FROM numbers(?)")
 				.params(IDS, first, IDS, first, IDS, 10 * IDS)
 				.update();
 		}

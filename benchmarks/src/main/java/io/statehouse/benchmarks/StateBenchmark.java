@@ -87,8 +87,9 @@ public final class StateBenchmark {
 			JdbcClient direct = JdbcClient.create(widePool);
 			AtomicLong singles = new AtomicLong();
 			Load.Operation singleInsert = (caller, n) -> direct.sql("INSERT INTO " + baseline
-					+ " (state_id, version, operation, document, fencing, idempotency_key, request_id, created, writer)"
-					+ " VALUES (?, 1, 'put', ?, 0, '', generateUUIDv4(), 1, 'baseline')")
+					+ " (state_id, version, operation, document, deleted, fencing, idempotency_key, claim_id, parent,"
+					+ " created, writer) VALUES (?, 1, 'put', ?, false, 0, '', generateUUIDv4(), generateUUIDv4(), 1,"
+					+ " 'baseline')")
 				.params("bench:single:" + singles.incrementAndGet(), DOCUMENT)
 				.update();
 			compare("PUT /states/{id} (group commit)", "one INSERT per write", 64, rounds, warmup, measure, httpPut,
