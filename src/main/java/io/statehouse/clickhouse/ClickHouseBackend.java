@@ -24,7 +24,7 @@ final class ClickHouseBackend implements AutoCloseable {
 		}
 		ClickHouseProperties.Embedded options = properties.embedded();
 		EmbeddedClickHouse embedded = EmbeddedClickHouse.start(options.libraryOrDefault(), options.dataDirectory(),
-				options.port(), options.sessionsOrDefault());
+				options.configFile(), options.port(), options.sessionsOrDefault());
 		return new ClickHouseBackend(embedded.jdbcUrl("default"), embedded);
 	}
 

@@ -51,9 +51,11 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 	 * @param port loopback port of its ClickHouse HTTP interface, so that other instances can
 	 * share the engine; 0 picks a free port
 	 * @param sessions statements the engine runs at once; 0 sizes it from the CPU count
+	 * @param configFile a ClickHouse configuration file for the engine ({@code config.xml}): how
+	 * an embedded engine is given a Keeper ({@code <zookeeper>}, {@code <keeper_map_path_prefix>})
 	 */
 	record Embedded(@Nullable Path library, @DefaultValue("data/clickhouse") Path dataDirectory,
-			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions) {
+			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions, @Nullable Path configFile) {
 
 		/** The library to load: the one configured, or where the build installed it. */
 		Path libraryOrDefault() {

@@ -1,12 +1,15 @@
 package io.statehouse.support;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.jspecify.annotations.Nullable;
 
 /** The stand-alone embedded engine ({@link EmbeddedClickHouse#main}) in a child process. */
 public final class EngineProcess implements AutoCloseable {
@@ -24,8 +27,17 @@ public final class EngineProcess implements AutoCloseable {
 
 	/** Starts an engine on a data directory, on the given port (0 for any). */
 	public static EngineProcess start(Path dataDirectory, int port) throws Exception {
-		JavaProcess process = JavaProcess.start(dataDirectory.getParent(), EmbeddedClickHouse.class, List.of(),
-				List.of("--data-dir=" + dataDirectory, "--port=" + port));
+		return start(dataDirectory, port, null);
+	}
+
+	/** Starts an engine with a ClickHouse configuration file (e.g. naming a Keeper). */
+	public static EngineProcess start(Path dataDirectory, int port, @Nullable Path configFile) throws Exception {
+		Files.createDirectories(dataDirectory.getParent());
+		List<String> args = new ArrayList<>(List.of("--data-dir=" + dataDirectory, "--port=" + port));
+		if (configFile != null) {
+			args.add("--config-file=" + configFile);
+		}
+		JavaProcess process = JavaProcess.start(dataDirectory.getParent(), EmbeddedClickHouse.class, List.of(), args);
 		try {
 			Matcher serving = SERVING.matcher(process.awaitLine((line) -> SERVING.matcher(line).find(),
 					Duration.ofSeconds(60)));

@@ -44,15 +44,18 @@ public final class ChdbEngine implements AutoCloseable {
 
 	private final Path dataDirectory;
 
+	private final @Nullable Path configFile;
+
 	private final List<ChdbSession> sessions = new ArrayList<>();
 
 	private final BlockingQueue<ChdbSession> idle;
 
 	private volatile boolean closed;
 
-	private ChdbEngine(Chdb chdb, Path dataDirectory, int sessionCount) {
+	private ChdbEngine(Chdb chdb, Path dataDirectory, @Nullable Path configFile, int sessionCount) {
 		this.chdb = chdb;
 		this.dataDirectory = dataDirectory;
+		this.configFile = configFile;
 		this.idle = new ArrayBlockingQueue<>(sessionCount);
 	}
 
@@ -60,9 +63,10 @@ public final class ChdbEngine implements AutoCloseable {
 	 * Starts the engine on a data directory (created if missing).
 	 * @param libraryFile the {@code libchdb.so} to load
 	 * @param dataDirectory where the engine keeps its databases
+	 * @param configFile a ClickHouse configuration file (e.g. naming a Keeper), or {@code null}
 	 * @param sessionCount how many statements may run at once
 	 */
-	public static ChdbEngine start(Path libraryFile, Path dataDirectory, int sessionCount) {
+	public static ChdbEngine start(Path libraryFile, Path dataDirectory, @Nullable Path configFile, int sessionCount) {
 		if (sessionCount < 1) {
 			throw new IllegalArgumentException("sessionCount must be at least 1");
 		}
@@ -73,7 +77,11 @@ public final class ChdbEngine implements AutoCloseable {
 		catch (java.io.IOException ex) {
 			throw new EngineException("Cannot create data directory " + directory, ex);
 		}
-		ChdbEngine engine = new ChdbEngine(load(libraryFile), directory, sessionCount);
+		if (configFile != null && !Files.isReadable(configFile)) {
+			throw new EngineException("The embedded engine's configuration file cannot be read: " + configFile);
+		}
+		ChdbEngine engine = new ChdbEngine(load(libraryFile), directory,
+				(configFile != null) ? configFile.toAbsolutePath().normalize() : null, sessionCount);
 		try {
 			for (int i = 0; i < sessionCount; i++) {
 				ChdbSession session = engine.connect();
@@ -125,6 +133,10 @@ public final class ChdbEngine implements AutoCloseable {
 		List<String> argv = new ArrayList<>();
 		argv.add("clickhouse");
 		argv.add("--path=" + this.dataDirectory);
+		if (this.configFile != null) {
+			// Only this spelling is read: chDB ignores -C and --config= silently.
+			argv.add("--config-file=" + this.configFile);
+		}
 		SERVER_DEFAULTS.forEach((name, value) -> argv.add("--" + name + "=" + value));
 		Pointer connection = this.chdb.chdb_connect(argv.size(), argv.toArray(String[]::new));
 		if (connection == null) {

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A real ClickHouse engine inside this process, served over ClickHouse's HTTP interface on a
  * loopback port: the embedded mode's engine. The service starts one when no ClickHouse URL is
@@ -29,7 +31,17 @@ public final class EmbeddedClickHouse implements AutoCloseable {
 	 * @param sessions how many statements may run at once
 	 */
 	public static EmbeddedClickHouse start(Path library, Path dataDirectory, int port, int sessions) {
-		ChdbEngine engine = ChdbEngine.start(library, dataDirectory, sessions);
+		return start(library, dataDirectory, null, port, sessions);
+	}
+
+	/**
+	 * Starts the engine on a data directory with a ClickHouse configuration file and serves it.
+	 * @param configFile read as ClickHouse reads {@code config.xml} (a Keeper for
+	 * {@code KeeperMap}, macros, ...); {@code null} for none
+	 */
+	public static EmbeddedClickHouse start(Path library, Path dataDirectory, @Nullable Path configFile, int port,
+			int sessions) {
+		ChdbEngine engine = ChdbEngine.start(library, dataDirectory, configFile, sessions);
 		try {
 			return new EmbeddedClickHouse(engine, ClickHouseHttpEndpoint.start(engine, port));
 		}
@@ -77,12 +89,12 @@ public final class EmbeddedClickHouse implements AutoCloseable {
 
 	/**
 	 * Runs the engine on its own: {@code --port=8123 --data-dir=./data/clickhouse
-	 * --library=/path/to/libchdb.so --sessions=8}.
+	 * --library=/path/to/libchdb.so --sessions=8 --config-file=/path/to/config.xml}.
 	 */
 	public static void main(String[] args) throws InterruptedException {
 		EmbeddedEngineOptions options = EmbeddedEngineOptions.parse(args);
-		EmbeddedClickHouse clickHouse = start(options.library(), options.dataDirectory(), options.port(),
-				options.sessions());
+		EmbeddedClickHouse clickHouse = start(options.library(), options.dataDirectory(), options.configFile(),
+				options.port(), options.sessions());
 		CountDownLatch stopped = new CountDownLatch(1);
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			clickHouse.close();

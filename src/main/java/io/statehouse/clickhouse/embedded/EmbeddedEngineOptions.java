@@ -6,14 +6,17 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Properties;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Command-line options of the stand-alone embedded engine.
  * @param library the {@code libchdb.so} file
  * @param dataDirectory where the data lives
  * @param port the loopback port
  * @param sessions how many statements may run at once
+ * @param configFile a ClickHouse configuration file, or {@code null}
  */
-record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int sessions) {
+record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int sessions, @Nullable Path configFile) {
 
 	static final String LIBRARY_PROPERTY = "statehouse.clickhouse.embedded.library";
 
@@ -22,6 +25,7 @@ record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int ses
 		Path dataDirectory = Path.of("data", "clickhouse");
 		int port = 8123;
 		int sessions = defaultSessions();
+		Path configFile = null;
 		for (String arg : args) {
 			String[] option = arg.split("=", 2);
 			if (option.length != 2) {
@@ -32,11 +36,12 @@ record EmbeddedEngineOptions(Path library, Path dataDirectory, int port, int ses
 				case "--data-dir" -> dataDirectory = Path.of(option[1]);
 				case "--port" -> port = Integer.parseInt(option[1]);
 				case "--sessions" -> sessions = Integer.parseInt(option[1]);
-				default -> throw new IllegalArgumentException(
-						"Unknown option " + option[0] + " (known: --library, --data-dir, --port, --sessions)");
+				case "--config-file" -> configFile = Path.of(option[1]);
+				default -> throw new IllegalArgumentException("Unknown option " + option[0]
+						+ " (known: --library, --data-dir, --port, --sessions, --config-file)");
 			}
 		}
-		return new EmbeddedEngineOptions(Path.of(library), dataDirectory, port, sessions);
+		return new EmbeddedEngineOptions(Path.of(library), dataDirectory, port, sessions, configFile);
 	}
 
 	/** Where the build installed the engine library (src/engine/fetch.sh). */
