@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
@@ -52,10 +53,10 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ChangelogWriter changelogWriter(ChangelogRepository repository, TailWatermark tail,
+	ChangelogWriter changelogWriter(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
 			ChangelogProperties properties, MeterRegistry meters) {
-		return new ChangelogWriter(new ClaimRound(repository, tail, properties.writer(), meters), properties.writer(),
-				meters);
+		return new ChangelogWriter(new ClaimRound(repository, arbiter, tail, properties.writer(), meters),
+				properties.writer(), meters);
 	}
 
 	@Bean

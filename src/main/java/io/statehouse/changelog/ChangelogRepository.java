@@ -5,7 +5,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
+import io.statehouse.clickhouse.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,6 +42,12 @@ interface ChangelogRepository {
 	 * committed after it
 	 */
 	Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock);
+
+	/**
+	 * The verdict on each claim once an arbiter of record named the holder of its version: won
+	 * (with the time ClickHouse wrote it), lost, or not written.
+	 */
+	Map<Claim, Verdict> verdictsByHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders);
 
 	/**
 	 * Live states in id order.

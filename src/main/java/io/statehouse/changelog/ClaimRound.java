@@ -17,15 +17,15 @@ import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
 import io.statehouse.changelog.ChangelogRepository.Replay;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseErrors;
-import io.statehouse.clickhouse.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The one write path, its protocol: how a batch of writes is decided. Three statements for the
  * whole batch: read the newest version of every id (and earlier writes with the batch's
- * idempotency keys), append one claim per write in one INSERT, and read back each claim's
- * verdict. A claim that lost its version to a concurrent writer (another thread or service
+ * idempotency keys), append one claim per write in one INSERT, and settle the claims with the
+ * {@link ClaimArbiter} (by commit order: read back which was first). A claim that lost its version to a concurrent writer (another thread or service
  * instance) goes back to the writer to be decided again against the new newest version, so
  * conditions and merges never act on a stale state and no write is lost. A write is answered
  * only once its claim was read back as the winner: a 2xx means durable. An INSERT whose answer
@@ -38,6 +38,8 @@ class ClaimRound {
 	private static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
 	private final ChangelogRepository repository;
+
+	private final ClaimArbiter arbiter;
 
 	private final TailWatermark tail;
 
@@ -59,9 +61,10 @@ class ClaimRound {
 
 	private final Counter lostClaims;
 
-	ClaimRound(ChangelogRepository repository, TailWatermark tail, ChangelogProperties.Writer properties,
-			MeterRegistry meters) {
+	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
+			ChangelogProperties.Writer properties, MeterRegistry meters) {
 		this.repository = repository;
+		this.arbiter = arbiter;
 		this.tail = tail;
 		this.maxAttempts = properties.maxAttempts();
 		this.maxInsertBytes = properties.maxBatchSize().toBytes();
@@ -95,6 +98,7 @@ class ClaimRound {
 	 */
 	List<PendingWrite> run(List<PendingWrite> batch) {
 		long fromBlock = this.tail.block();
+		long decidedAt = System.nanoTime();
 		List<PendingClaim> claims;
 		try {
 			claims = this.readDurations.record(() -> decide(batch, fromBlock));
@@ -111,8 +115,8 @@ class ClaimRound {
 		Map<Claim, RuntimeException> insertFailures = append(rows);
 		Map<Claim, Verdict> verdicts;
 		try {
-			verdicts = this.confirmDurations.record(() -> ReadBack.withPatience(
-					() -> this.repository.verdicts(rows, fromBlock), this.readBackPatience));
+			StateClaims space = new StateClaims(this.repository, fromBlock, this.readBackPatience);
+			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
 			claims.forEach((claim) -> claim.pending().result

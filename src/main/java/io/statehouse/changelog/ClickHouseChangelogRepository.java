@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
+import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
@@ -89,6 +90,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			SELECT state_id, version, claim_id, updated_at, [parent], 'state'
 			FROM {state} FINAL
 			WHERE state_id IN (:ids)""";
+
+	/** When the claims that won were written. */
+	private static final String WRITTEN = """
+			SELECT claim_id, written_at
+			FROM {changelog}
+			WHERE (state_id, version) IN (:keys) AND claim_id IN (:claims)""";
 
 	private static final String LIST = """
 			SELECT state_id, argMax(version, (version, source)) AS newest,
@@ -293,6 +300,30 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			return Verdict.won(state.writtenAt());
 		}
 		return (first != null) ? Verdict.won(first.writtenAt()) : Verdict.UNKNOWN;
+	}
+
+	@Override
+	public Map<Claim, Verdict> verdictsByHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
+		List<Claim> won = claims.stream()
+			.filter((claim) -> claim.claimId().equals(holders.get(new ClaimKey(claim.id(), claim.version()))))
+			.toList();
+		Map<UUID, Instant> written = new HashMap<>();
+		if (!won.isEmpty()) {
+			this.jdbc.sql(sql(WRITTEN))
+				.param("keys", won.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList())
+				.param("claims", won.stream().map(Claim::claimId).toList())
+				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))
+				.list();
+		}
+		Map<Claim, Verdict> verdicts = new HashMap<>();
+		for (Claim claim : claims) {
+			UUID holder = holders.get(new ClaimKey(claim.id(), claim.version()));
+			Instant writtenAt = written.get(claim.claimId());
+			verdicts.put(claim, (holder == null) ? Verdict.ABSENT
+					: !holder.equals(claim.claimId()) ? Verdict.LOST
+							: (writtenAt != null) ? Verdict.won(writtenAt) : Verdict.UNKNOWN);
+		}
+		return verdicts;
 	}
 
 	@Override

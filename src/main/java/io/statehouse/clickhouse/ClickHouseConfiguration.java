@@ -40,6 +40,16 @@ class ClickHouseConfiguration {
 	}
 
 	@Bean
+	ClaimArbiter claimArbiter(ClickHouseProperties properties) {
+		if (properties.coordination() == ClickHouseProperties.Coordination.KEEPER) {
+			throw new IllegalStateException("statehouse.clickhouse.coordination=keeper is not available yet: "
+					+ "the states and locks decided by Keeper are being built. Use commit-order (the default) on one "
+					+ "non-replicated ClickHouse.");
+		}
+		return new CommitOrderArbiter();
+	}
+
+	@Bean
 	ClickHouseSchema clickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties,
 			List<ClickHouseTable> tables) {
 		return new ClickHouseSchema(jdbc, properties, tables);

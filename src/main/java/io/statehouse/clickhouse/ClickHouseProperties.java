@@ -25,6 +25,9 @@ import org.springframework.validation.annotation.Validated;
  * @param poolSize maximum connections in the pool
  * @param connectionTimeout how long a request waits for a connection before it fails (503)
  * @param startupTimeout how long start-up retries reaching ClickHouse before it gives up
+ * @param coordination who decides between competing claims (a version of a state, a slot of a
+ * lock): {@code commit-order} on one non-replicated node, {@code keeper} where ClickHouse has a
+ * Keeper
  * @param embedded the embedded engine
  */
 @ConfigurationProperties("statehouse.clickhouse")
@@ -34,13 +37,31 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 		@DefaultValue("statehouse") @Pattern(regexp = IDENTIFIER) String database,
 		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
 		@DefaultValue("16") @Min(1) int poolSize, @DefaultValue("3s") Duration connectionTimeout,
-		@DefaultValue("60s") Duration startupTimeout, @DefaultValue @Valid Embedded embedded) {
+		@DefaultValue("60s") Duration startupTimeout, @DefaultValue("commit-order") Coordination coordination,
+		@DefaultValue @Valid Embedded embedded) {
 
 	static final String IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]{0,62}";
 
 	/** Whether no server is configured, so the embedded engine runs. */
 	boolean isEmbedded() {
 		return this.url == null || this.url.isBlank();
+	}
+
+	/** Who decides between competing claims. */
+	enum Coordination {
+
+		/**
+		 * The first committed claim by block number: correct on one non-replicated MergeTree
+		 * (the embedded engine, a single server), where commit order and block order agree.
+		 */
+		COMMIT_ORDER,
+
+		/**
+		 * A {@code KeeperMap} table in strict mode: the claim whose INSERT succeeds wins.
+		 * Correct wherever ClickHouse has a Keeper.
+		 */
+		KEEPER
+
 	}
 
 	/**

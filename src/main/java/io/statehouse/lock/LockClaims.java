@@ -1,11 +1,12 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.lock.LockRepository.Outcome;
 import org.jspecify.annotations.Nullable;
 
@@ -25,10 +26,11 @@ import org.springframework.dao.DataAccessException;
  */
 class LockClaims {
 
-	/** How long a claim's outcome is sought while ClickHouse does not answer. */
-	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
-
 	private final LockRepository repository;
+
+	private final ClaimArbiter arbiter;
+
+	private final LockSlotClaims slots;
 
 	/**
 	 * The latest slot this instance won, per id. Entries are written moments after their row and
@@ -40,8 +42,10 @@ class LockClaims {
 		.expireAfterWrite(Duration.ofHours(1))
 		.build();
 
-	LockClaims(LockRepository repository) {
+	LockClaims(LockRepository repository, ClaimArbiter arbiter) {
 		this.repository = repository;
+		this.arbiter = arbiter;
+		this.slots = new LockSlotClaims(repository);
 	}
 
 	/**
@@ -121,9 +125,11 @@ class LockClaims {
 	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
 	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
 	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
-	 * {@link #READ_BACK_PATIENCE}), so that no grant is made that nobody knows the token of.
+	 * {@link LockSlotClaims#READ_BACK_PATIENCE}), so that no grant is made that nobody knows the
+	 * token of.
 	 */
 	private @Nullable LockRecord claim(Claim claim) {
+		long decidedAt = System.nanoTime();
 		DataAccessException unanswered = null;
 		try {
 			this.repository.append(claim);
@@ -131,7 +137,7 @@ class LockClaims {
 		catch (DataAccessException ex) {
 			unanswered = ex;
 		}
-		Outcome outcome = ReadBack.withPatience(() -> this.repository.readBack(claim), READ_BACK_PATIENCE);
+		Outcome outcome = this.arbiter.settle(this.slots, List.of(claim), decidedAt).get(claim);
 		if (!outcome.written()) {
 			if (unanswered != null) {
 				throw unanswered;

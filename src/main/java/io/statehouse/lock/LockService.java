@@ -8,6 +8,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import io.statehouse.changelog.StateStore;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.lock.LockClaims.Attempt;
 import io.statehouse.shared.Page;
 import org.jspecify.annotations.Nullable;
@@ -37,9 +38,9 @@ public class LockService {
 	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
 	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
 
-	LockService(LockRepository repository, StateStore states) {
+	LockService(LockRepository repository, ClaimArbiter arbiter, StateStore states) {
 		this.repository = repository;
-		this.claims = new LockClaims(repository);
+		this.claims = new LockClaims(repository, arbiter);
 		this.states = states;
 	}
 

@@ -4,9 +4,11 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import io.statehouse.clickhouse.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.test.context.TestConfiguration;
@@ -83,6 +85,12 @@ class InterleavingRepository implements ChangelogRepository {
 					new java.net.ConnectException("connection refused"));
 		}
 		return this.delegate.verdicts(claims, fromBlock);
+	}
+
+	@Override
+	public Map<Claim, Verdict> verdictsByHolders(List<Claim> claims,
+			Map<ClaimKey, @Nullable UUID> holders) {
+		return this.delegate.verdictsByHolders(claims, holders);
 	}
 
 	@Override

@@ -1,0 +1,66 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.statehouse.changelog.ChangelogRepository.Verdict;
+import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.clickhouse.ClaimSpace;
+import io.statehouse.clickhouse.ReadBack;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Claims of state versions, for the arbiter: key {@code (id, version)}. By commit order the
+ * changelog's read-back decides (by identity where it is known: the parent the next version
+ * names, the materialized claim); once an arbiter of record names the holders, the winners' rows
+ * say when they were written.
+ */
+final class StateClaims implements ClaimSpace<Claim, Verdict> {
+
+	static final String NAME = "state";
+
+	private final ChangelogRepository repository;
+
+	private final long fromBlock;
+
+	private final Duration patience;
+
+	/**
+	 * @param fromBlock the tail the claims were decided against
+	 * @param patience how long the read-back is retried while ClickHouse does not answer (an
+	 * INSERT whose answer was lost may have been written)
+	 */
+	StateClaims(ChangelogRepository repository, long fromBlock, Duration patience) {
+		this.repository = repository;
+		this.fromBlock = fromBlock;
+		this.patience = patience;
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	@Override
+	public ClaimKey key(Claim claim) {
+		return new ClaimKey(claim.id(), claim.version());
+	}
+
+	@Override
+	public UUID id(Claim claim) {
+		return claim.claimId();
+	}
+
+	@Override
+	public Map<Claim, Verdict> byCommitOrder(List<Claim> claims) {
+		return ReadBack.withPatience(() -> this.repository.verdicts(claims, this.fromBlock), this.patience);
+	}
+
+	@Override
+	public Map<Claim, Verdict> byHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
+		return ReadBack.withPatience(() -> this.repository.verdictsByHolders(claims, holders), this.patience);
+	}
+
+}

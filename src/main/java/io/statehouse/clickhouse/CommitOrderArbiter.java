@@ -1,0 +1,27 @@
+package io.statehouse.clickhouse;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Claims decided by commit order, on one non-replicated MergeTree: a part's block number is
+ * taken under the table's lock when the part is committed, so among the rows that claim a key
+ * the one with the smallest {@code (_block_number, _block_offset)} was visible first, and every
+ * claimant that reads after its own INSERT names it. The rows are the claims: there is nothing
+ * to record and nothing to forget.
+ */
+class CommitOrderArbiter implements ClaimArbiter {
+
+	@Override
+	public <C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt) {
+		// However late: the rows were committed when their INSERT was answered, and the read-back
+		// names the first of each key from the rows themselves.
+		return space.byCommitOrder(claims);
+	}
+
+	@Override
+	public void forget(String space, Collection<ClaimKey> keys) {
+	}
+
+}

@@ -1,0 +1,178 @@
+package io.statehouse.clickhouse;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * Claims decided by Keeper, through a {@code KeeperMap} table in strict mode: a claim is a key
+ * (its space, number and id) with the claim's id as its value; the INSERT that creates a key wins
+ * it, and an INSERT of a key that exists is refused at once — a linearizable compare-and-set, no
+ * read-back. A multi-row INSERT is one Keeper transaction: when it is refused, the keys that are
+ * held already are looked up, their claims lose, and the others are inserted again, so no claim
+ * pays for another's conflict.
+ *
+ * <p>Keeper is no store for millions of keys: decided keys are forgotten once their winners are
+ * recorded elsewhere, no sooner than {@code forgetAfter} after they were decided. A claim decided
+ * longer ago than half that is therefore not recorded (its key may have been decided and
+ * forgotten meanwhile): it loses and is decided again.
+ *
+ * <p>Every statement is bounded by {@code max_execution_time}: without a Keeper session, ClickHouse
+ * would wait minutes for one whatever {@code keeper_max_retries} says.
+ */
+class KeeperArbiter implements ClaimArbiter {
+
+	/** Keys of one INSERT: far below ZooKeeper's 1 MB transaction (a key and value are ~100 bytes). */
+	static final int MAX_KEYS_PER_INSERT = 1000;
+
+	/** INSERTs of one settlement before its outcome counts as not known. */
+	private static final int MAX_ATTEMPTS = 10;
+
+	/** The holder of a key that a claim was too old to record: nobody this claim could be. */
+	private static final UUID NOBODY = new UUID(0, 0);
+
+	static final String CLAIMS_TABLE = """
+			CREATE TABLE IF NOT EXISTS {claims} (
+			    key String,
+			    holder String
+			)
+			ENGINE = KeeperMap('{keeperPath}')
+			PRIMARY KEY key""";
+
+	private static final String CLAIM = """
+			INSERT INTO {claims} (key, holder)
+			SETTINGS keeper_map_strict_mode = 1, max_execution_time = {timeout}
+			VALUES (?, ?)""";
+
+	private static final String HOLDERS = """
+			SELECT key, holder FROM {claims} WHERE key IN (:keys)
+			SETTINGS max_execution_time = {timeout}""";
+
+	private static final String FORGET = """
+			DELETE FROM {claims} WHERE key IN (:keys)
+			SETTINGS max_execution_time = {timeout}""";
+
+	private final JdbcTemplate jdbcTemplate;
+
+	private final JdbcClient jdbc;
+
+	private final ClickHouseSchema schema;
+
+	private final Duration forgetAfter;
+
+	private final Duration timeout;
+
+	KeeperArbiter(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, Duration forgetAfter, Duration timeout) {
+		this.jdbcTemplate = jdbcTemplate;
+		this.jdbc = JdbcClient.create(jdbcTemplate);
+		this.schema = schema;
+		this.forgetAfter = forgetAfter;
+		this.timeout = timeout;
+	}
+
+	/** The claims table, filed under the database and table prefix in the Keeper. */
+	static ClickHouseTable claimsTable(String database, String tablePrefix) {
+		return new ClickHouseTable("claims",
+				CLAIMS_TABLE.replace("{keeperPath}", "/" + database + "/" + tablePrefix + "claims"));
+	}
+
+	@Override
+	public <C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt) {
+		Map<String, C> pending = new HashMap<>();
+		for (C claim : claims) {
+			pending.put(key(space.name(), space.key(claim)), claim);
+		}
+		Map<ClaimKey, @Nullable UUID> holders = new HashMap<>();
+		if (System.nanoTime() - decidedAt >= this.forgetAfter.toNanos() / 2) {
+			// Too old to record safely: these claims lose and are decided again.
+			pending.values().forEach((claim) -> holders.put(space.key(claim), NOBODY));
+			return space.byHolders(claims, holders);
+		}
+		DataAccessException failure = null;
+		for (int attempt = 0; attempt < MAX_ATTEMPTS && !pending.isEmpty(); attempt++) {
+			List<String> keys = new ArrayList<>(pending.keySet());
+			keys = keys.subList(0, Math.min(keys.size(), MAX_KEYS_PER_INSERT));
+			try {
+				insert(space, keys, pending);
+				for (String key : keys) {
+					C claim = pending.remove(key);
+					holders.put(space.key(claim), space.id(claim));
+				}
+			}
+			catch (DataAccessException ex) {
+				// Refused (a key is held) or not answered (maybe applied, maybe still to be): the
+				// keys held now decide those claims — an earlier attempt of ours holding its keys
+				// means ours won — and the rest are inserted again.
+				failure = ex;
+				List<String> attempted = keys;
+				ReadBack.withPatience(() -> lookup(attempted), this.timeout.multipliedBy(2))
+					.forEach((key, holder) -> holders.put(space.key(pending.remove(key)), holder));
+			}
+		}
+		if (!pending.isEmpty()) {
+			throw (failure != null) ? failure
+					: new IllegalStateException("Claims of " + space.name() + " were neither recorded nor refused");
+		}
+		return space.byHolders(claims, holders);
+	}
+
+	@Override
+	public void forget(String space, Collection<ClaimKey> keys) {
+		List<String> names = keys.stream().map((key) -> key(space, key)).toList();
+		for (int from = 0; from < names.size(); from += MAX_KEYS_PER_INSERT) {
+			this.jdbc.sql(sql(FORGET))
+				.param("keys", names.subList(from, Math.min(names.size(), from + MAX_KEYS_PER_INSERT)))
+				.update();
+		}
+	}
+
+	/** One INSERT, one Keeper transaction: all the keys or none. */
+	private <C> void insert(ClaimSpace<C, ?> space, List<String> keys, Map<String, C> claims) {
+		List<Object[]> rows = keys.stream()
+			.map((key) -> new Object[] { key, space.id(claims.get(key)).toString() })
+			.toList();
+		this.jdbcTemplate.batchUpdate(sql(CLAIM), rows);
+	}
+
+	private Map<String, UUID> lookup(List<String> keys) {
+		Map<String, UUID> held = new HashMap<>();
+		this.jdbc.sql(sql(HOLDERS))
+			.param("keys", keys)
+			.query((rs, n) -> held.put(rs.getString("key"), holder(rs.getString("key"), rs.getString("holder"))))
+			.list();
+		return held;
+	}
+
+	private static UUID holder(String key, String holder) {
+		try {
+			return UUID.fromString(holder);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("Keeper holds '" + key + "' for something that is not a claim: " + holder,
+					ex);
+		}
+	}
+
+	private String sql(String template) {
+		return this.schema.sql(template.replace("{timeout}", Long.toString(Math.max(1, this.timeout.toSeconds()))));
+	}
+
+	/**
+	 * A claim's key in Keeper: its space, number and id, the id last (ids may hold any
+	 * character, the other parts none of {@code |}).
+	 */
+	static String key(String space, ClaimKey key) {
+		return space + "|" + key.number() + "|" + key.id();
+	}
+
+}
