@@ -102,6 +102,18 @@ interface ChangelogRepository {
 	 * @param fingerprint the fingerprint of its request
 	 */
 	record Replay(Committed answer, String fingerprint) {
+
+		/**
+		 * The answer to a retry of this write.
+		 * @throws IdempotencyKeyReusedException when the key came with a different request
+		 */
+		Committed answerTo(String id, Idempotency idempotency) {
+			if (!this.fingerprint.equals(idempotency.fingerprint())) {
+				throw new IdempotencyKeyReusedException(id, idempotency.key());
+			}
+			return this.answer;
+		}
+
 	}
 
 	/**

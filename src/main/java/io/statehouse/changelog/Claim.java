@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.util.UUID;
 
+import io.statehouse.clickhouse.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,5 +24,10 @@ record Claim(String id, long version, Change change, UUID claimId, UUID parent, 
 
 	/** The parent of a first version. */
 	static final UUID NONE = new UUID(0, 0);
+
+	/** What it competes for: its version of its id. */
+	ClaimKey key() {
+		return new ClaimKey(this.id, this.version);
+	}
 
 }

@@ -19,23 +19,22 @@ import io.statehouse.changelog.ChangelogRepository.Replay;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The one write path, its protocol: how a batch of writes is decided. Three statements for the
  * whole batch: read the newest version of every id (and earlier writes with the batch's
  * idempotency keys), append one claim per write in one INSERT, and settle the claims with the
- * {@link ClaimArbiter} (by commit order: read back which was first). A claim that lost its version to a concurrent writer (another thread or service
- * instance) goes back to the writer to be decided again against the new newest version, so
- * conditions and merges never act on a stale state and no write is lost. A write is answered
- * only once its claim was read back as the winner: a 2xx means durable. An INSERT whose answer
- * was lost may have been written, so the read-back is retried while ClickHouse does not answer;
- * a write whose outcome still cannot be learned says so.
+ * {@link ClaimArbiter} (by commit order: read back which was first). A claim that lost its
+ * version to a concurrent writer (another thread or service instance) goes back to the writer to
+ * be decided again against the new newest version, so conditions and merges never act on a stale
+ * state and no write is lost. A write is answered only once its claim was read back as the
+ * winner: a 2xx means durable. An INSERT whose answer was lost may have been written, so the
+ * read-back is retried while ClickHouse does not answer; a write whose outcome still cannot be
+ * learned says so.
  */
 class ClaimRound {
-
-	/** How long the outcome of a batch is sought while ClickHouse does not answer. */
-	private static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
 	private final ChangelogRepository repository;
 
@@ -68,8 +67,9 @@ class ClaimRound {
 		this.tail = tail;
 		this.maxAttempts = properties.maxAttempts();
 		this.maxInsertBytes = properties.maxBatchSize().toBytes();
-		this.readBackPatience = (properties.timeout().compareTo(READ_BACK_PATIENCE) < 0) ? properties.timeout()
-				: READ_BACK_PATIENCE;
+		// The outcome of a batch is sought no longer than its writes wait for their answers.
+		this.readBackPatience = (properties.timeout().compareTo(ReadBack.PATIENCE) < 0) ? properties.timeout()
+				: ReadBack.PATIENCE;
 		this.inserts = Counter.builder("statehouse.changelog.inserts")
 			.description("INSERT statements into the changelog")
 			.register(meters);
@@ -210,12 +210,11 @@ class ClaimRound {
 			if (pending.idempotency != null) {
 				Replay replay = replays.get(new IdempotencyKey(pending.id, pending.idempotency.key()));
 				if (replay != null) {
-					if (replay.fingerprint().equals(pending.idempotency.fingerprint())) {
-						pending.result.complete(replay.answer());
+					try {
+						pending.result.complete(replay.answerTo(pending.id, pending.idempotency));
 					}
-					else {
-						pending.result.completeExceptionally(
-								new IdempotencyKeyReusedException(pending.id, pending.idempotency.key()));
+					catch (IdempotencyKeyReusedException ex) {
+						pending.result.completeExceptionally(ex);
 					}
 					continue;
 				}

@@ -235,8 +235,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.map((claim) -> new Object[] { claim.id(), claim.version() + 1 })
 			.toList();
 		List<String> ids = claims.stream().map(Claim::id).distinct().toList();
-		Map<VersionKey, Claimed> firsts = new HashMap<>();
-		Map<VersionKey, UUID> named = new HashMap<>();
+		Map<ClaimKey, Claimed> firsts = new HashMap<>();
+		Map<ClaimKey, UUID> named = new HashMap<>();
 		Map<String, Claimed> materialized = new HashMap<>();
 		this.jdbc.sql(sql(VERDICTS))
 			.param("keys", keys)
@@ -244,13 +244,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.param("ids", ids)
 			.param("fromBlock", fromBlock)
 			.query((rs, n) -> {
-				VersionKey key = new VersionKey(rs.getString("state_id"), rs.getLong("version"));
+				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("version"));
 				UUID claim = uuid(rs, "claim");
 				switch (rs.getString("source")) {
-					case "first" -> firsts.put(key, new Claimed(key.version(), claim, instant(rs, "written_at"),
+					case "first" -> firsts.put(key, new Claimed(key.number(), claim, instant(rs, "written_at"),
 							uuids(rs.getArray("claims").getArray())));
 					case "named" -> named.put(key, claim);
-					default -> materialized.put(key.id(), new Claimed(key.version(), claim, instant(rs, "written_at"),
+					default -> materialized.put(key.id(), new Claimed(key.number(), claim, instant(rs, "written_at"),
 							uuids(rs.getArray("claims").getArray())));
 				}
 				return null;
@@ -258,8 +258,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.list();
 		Map<Claim, Verdict> verdicts = new HashMap<>();
 		for (Claim claim : claims) {
-			VersionKey key = new VersionKey(claim.id(), claim.version());
-			verdicts.put(claim, verdict(claim, firsts.get(key), named.get(key), materialized.get(claim.id())));
+			verdicts.put(claim,
+					verdict(claim, firsts.get(claim.key()), named.get(claim.key()), materialized.get(claim.id())));
 		}
 		return verdicts;
 	}
@@ -305,7 +305,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public Map<Claim, Verdict> verdictsByHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
 		List<Claim> won = claims.stream()
-			.filter((claim) -> claim.claimId().equals(holders.get(new ClaimKey(claim.id(), claim.version()))))
+			.filter((claim) -> claim.claimId().equals(holders.get(claim.key())))
 			.toList();
 		Map<UUID, Instant> written = new HashMap<>();
 		if (!won.isEmpty()) {
@@ -317,7 +317,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		}
 		Map<Claim, Verdict> verdicts = new HashMap<>();
 		for (Claim claim : claims) {
-			UUID holder = holders.get(new ClaimKey(claim.id(), claim.version()));
+			UUID holder = holders.get(claim.key());
 			Instant writtenAt = written.get(claim.claimId());
 			verdicts.put(claim, (holder == null) ? Verdict.ABSENT
 					: !holder.equals(claim.claimId()) ? Verdict.LOST
@@ -422,9 +422,6 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			}
 		}
 		return uuids;
-	}
-
-	private record VersionKey(String id, long version) {
 	}
 
 	/** A version's claims (or a materialized version, its parent in {@code claims}). */

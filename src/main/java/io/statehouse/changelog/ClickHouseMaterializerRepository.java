@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 
 import org.springframework.dao.DataAccessException;
@@ -144,9 +145,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 			return true;
 		}
 		catch (DataAccessException ex) {
-			Throwable cause = ex.getMostSpecificCause();
-			if ((cause instanceof SQLException sql && sql.getErrorCode() == NO_SUCH_DATA_PART)
-					|| String.valueOf(cause.getMessage()).contains("NO_SUCH_DATA_PART")) {
+			if (ClickHouseErrors.code(ex) == NO_SUCH_DATA_PART) {
 				return false;
 			}
 			throw ex;

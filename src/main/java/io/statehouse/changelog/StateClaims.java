@@ -45,7 +45,7 @@ final class StateClaims implements ClaimSpace<Claim, Verdict> {
 
 	@Override
 	public ClaimKey key(Claim claim) {
-		return new ClaimKey(claim.id(), claim.version());
+		return claim.key();
 	}
 
 	@Override

@@ -66,13 +66,7 @@ public class StateStore {
 		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.block());
 		ChangelogRepository.IdempotencyKey key = new ChangelogRepository.IdempotencyKey(id, idempotency.key());
 		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), heads).get(key);
-		if (replay == null) {
-			return Optional.empty();
-		}
-		if (!replay.fingerprint().equals(idempotency.fingerprint())) {
-			throw new IdempotencyKeyReusedException(id, idempotency.key());
-		}
-		return Optional.of(replay.answer());
+		return Optional.ofNullable(replay).map((earlier) -> earlier.answerTo(id, idempotency));
 	}
 
 	/**

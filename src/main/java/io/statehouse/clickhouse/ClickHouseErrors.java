@@ -41,12 +41,11 @@ public final class ClickHouseErrors {
 	 */
 	public static boolean certainlyNotApplied(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof ConnectException || cause instanceof CannotGetJdbcConnectionException
-					|| serverErrorCode(cause) > 0) {
+			if (cause instanceof ConnectException || cause instanceof CannotGetJdbcConnectionException) {
 				return true;
 			}
 		}
-		return false;
+		return code(ex) > 0;
 	}
 
 	/** A short description for health and logs: ClickHouse's error code and name, or the kind of failure. */
@@ -61,6 +60,17 @@ public final class ClickHouseErrors {
 			return "ClickHouse is not reachable";
 		}
 		return ex.getClass().getSimpleName();
+	}
+
+	/** ClickHouse's error code for a statement it refused, 0 when it gave none. */
+	public static int code(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			int code = serverErrorCode(cause);
+			if (code > 0) {
+				return code;
+			}
+		}
+		return 0;
 	}
 
 	private static int serverErrorCode(Throwable cause) {

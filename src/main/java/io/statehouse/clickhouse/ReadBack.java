@@ -14,6 +14,9 @@ import org.springframework.dao.DataAccessException;
  */
 public final class ReadBack {
 
+	/** How long the outcome of a write is sought while ClickHouse does not answer. */
+	public static final Duration PATIENCE = Duration.ofSeconds(10);
+
 	private static final long FIRST_PAUSE_MILLIS = 5;
 
 	private static final long MAX_PAUSE_MILLIS = 1000;

@@ -30,10 +30,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * after a lease ended; every read judges expiry itself, so a row the TTL has not reached yet
  * never counts as live.
  *
- * <p>Commit order and block order agree only on a single, non-replicated MergeTree. On a
- * replicated table block numbers are allocated in Keeper before the part commits, so there a
- * claim must carry {@code insert_deduplication_token = '<id>:<slot>'} (Keeper-backed, within
- * the deduplication window) and reads need {@code select_sequential_consistency = 1}.
+ * <p>Commit order and block order agree only on a single, non-replicated MergeTree: on a
+ * replicated table block numbers are allocated in Keeper before the part commits. There the
+ * claims are to be settled by Keeper instead ({@link io.statehouse.clickhouse.ClaimArbiter}).
  */
 class ClickHouseLockRepository implements LockRepository {
 

@@ -7,6 +7,7 @@ import java.util.UUID;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRepository.Outcome;
 import org.jspecify.annotations.Nullable;
 
@@ -125,7 +126,7 @@ class LockClaims {
 	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
 	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
 	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
-	 * {@link LockSlotClaims#READ_BACK_PATIENCE}), so that no grant is made that nobody knows the
+	 * {@link ReadBack#PATIENCE}), so that no grant is made that nobody knows the
 	 * token of.
 	 */
 	private @Nullable LockRecord claim(Claim claim) {

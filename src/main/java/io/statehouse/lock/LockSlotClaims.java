@@ -1,6 +1,5 @@
 package io.statehouse.lock;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -19,9 +18,6 @@ import org.jspecify.annotations.Nullable;
 final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	static final String NAME = "lock";
-
-	/** How long a claim's outcome is sought while ClickHouse does not answer. */
-	static final Duration READ_BACK_PATIENCE = Duration.ofSeconds(10);
 
 	private final LockRepository repository;
 
@@ -47,7 +43,7 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 	@Override
 	public Map<Claim, Outcome> byCommitOrder(List<Claim> claims) {
 		Claim claim = claims.get(0);
-		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), READ_BACK_PATIENCE));
+		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), ReadBack.PATIENCE));
 	}
 
 	@Override
@@ -60,7 +56,7 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 		if (!holder.equals(claim.claimId())) {
 			return Map.of(claim, new Outcome(true, null));
 		}
-		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), READ_BACK_PATIENCE));
+		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), ReadBack.PATIENCE));
 	}
 
 }

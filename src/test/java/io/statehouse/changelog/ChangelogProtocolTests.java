@@ -16,7 +16,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.TestPropertySource;
@@ -36,9 +35,6 @@ import static org.awaitility.Awaitility.await;
 @TestPropertySource(properties = { "statehouse.changelog.segment-duration=1s", "statehouse.changelog.retention=1s",
 		"statehouse.changelog.materializer.grace=200ms", "statehouse.changelog.materializer.interval=1h" })
 class ChangelogProtocolTests {
-
-	@LocalServerPort
-	int port;
 
 	@Autowired
 	InterleavingRepository repository;
@@ -61,11 +57,11 @@ class ChangelogProtocolTests {
 	@Autowired
 	ClickHouseSchema schema;
 
+	@Autowired
 	StatehouseClient client;
 
 	@BeforeEach
 	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
 		this.repository.reset();
 		this.materializerRepository.reset();
 	}

@@ -10,7 +10,6 @@ import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,32 +17,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 @StatehouseTest
 class GroupCommitTests {
 
-	@LocalServerPort
-	int port;
+	@Autowired
+	StatehouseClient client;
 
 	@Autowired
 	MeterRegistry meters;
 
 	@Test
 	void concurrentWritesOfDistinctIdsShareInserts() throws Exception {
-		StatehouseClient client = StatehouseClient.forPort(this.port);
 		double insertsBefore = inserts();
 		int writers = 64;
 		List<Response> responses = Race.run(writers,
-				(n) -> client.put("/states/group:" + n, "{\"completed\":{\"bookmark\":" + n + "}}"));
+				(n) -> this.client.put("/states/group:" + n, "{\"completed\":{\"bookmark\":" + n + "}}"));
 		assertThat(responses).allSatisfy((response) -> assertThat(response.status()).isEqualTo(201));
 		double inserts = inserts() - insertsBefore;
 		assertThat(inserts).as("INSERTs for %d concurrent writes", writers).isLessThanOrEqualTo(writers / 4.0);
 		for (int n = 0; n < writers; n++) {
-			assertThat(client.get("/states/group:" + n).body()).isEqualTo("{\"completed\":{\"bookmark\":" + n + "}}");
+			assertThat(this.client.get("/states/group:" + n).body()).isEqualTo("{\"completed\":{\"bookmark\":" + n + "}}");
 		}
 	}
 
 	@Test
 	void aLoneWriteIsOneInsert() {
-		StatehouseClient client = StatehouseClient.forPort(this.port);
 		double before = inserts();
-		assertThat(client.put("/states/group:lone", "{}").status()).isEqualTo(201);
+		assertThat(this.client.put("/states/group:lone", "{}").status()).isEqualTo(201);
 		assertThat(inserts() - before).isEqualTo(1);
 	}
 

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,14 +31,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Import(InterleavingRepository.Seams.class)
 class LeaseFencingTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	InterleavingRepository repository;
 
 	@Autowired
 	ClickHouseSchema schema;
+
+	@Autowired
+	StatehouseClient client;
 
 	@TempDir
 	Path directory;
@@ -51,7 +50,7 @@ class LeaseFencingTests {
 
 	@Test
 	void aWriteUnderALapsedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
-		StatehouseClient first = StatehouseClient.forPort(this.port);
+		StatehouseClient first = this.client;
 		try (ServiceProcess other = ServiceProcess.start(this.directory,
 				"--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
 				"--statehouse.clickhouse.database=" + this.schema.database())) {

@@ -11,7 +11,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.TestPropertySource;
 
@@ -29,9 +28,6 @@ import static org.awaitility.Awaitility.await;
 		"statehouse.changelog.materializer.grace=200ms", "statehouse.changelog.materializer.interval=1h" })
 class LongSegmentTruncationTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	InterleavingMaterializerRepository repository;
 
@@ -41,11 +37,11 @@ class LongSegmentTruncationTests {
 	@Autowired
 	MeterRegistry meters;
 
+	@Autowired
 	StatehouseClient client;
 
 	@BeforeEach
 	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
 		this.repository.reset();
 	}
 

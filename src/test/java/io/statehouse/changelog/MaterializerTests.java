@@ -8,11 +8,9 @@ import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.TestPropertySource;
 
@@ -27,9 +25,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestPropertySource(properties = "statehouse.changelog.materializer.interval=1h")
 class MaterializerTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	ChangelogMaterializer materializer;
 
@@ -42,12 +37,8 @@ class MaterializerTests {
 	@Autowired
 	MeterRegistry meters;
 
+	@Autowired
 	StatehouseClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
-	}
 
 	@Test
 	void foldsTheNewestVersionOfEveryChangedIdIntoTheStateTable() {

@@ -8,7 +8,7 @@ import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -21,16 +21,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestPropertySource(properties = "statehouse.changelog.writer.max-in-flight=16KB")
 class WriterBackpressureTests {
 
-	@LocalServerPort
-	int port;
+	@Autowired
+	StatehouseClient client;
 
 	@Test
 	void aBurstBeyondTheInFlightLimitIsRefusedWithRetryAfterAndNothingIsLost() throws Exception {
-		StatehouseClient client = StatehouseClient.forPort(this.port);
 		String filler = "x".repeat(3000);
 		int writers = 48;
 		List<Response> responses = Race.run(writers,
-				(n) -> client.put("/states/burst:" + n, "{\"n\":" + n + ",\"filler\":\"" + filler + "\"}"));
+				(n) -> this.client.put("/states/burst:" + n, "{\"n\":" + n + ",\"filler\":\"" + filler + "\"}"));
 		long refused = responses.stream().filter((r) -> r.status() == 503).count();
 		long accepted = responses.stream().filter((r) -> r.status() == 201).count();
 		assertThat(refused + accepted).isEqualTo(writers);
@@ -38,7 +37,7 @@ class WriterBackpressureTests {
 		assertThat(accepted).isPositive();
 		for (int n = 0; n < writers; n++) {
 			Response response = responses.get(n);
-			Response read = client.get("/states/burst:" + n);
+			Response read = this.client.get("/states/burst:" + n);
 			if (response.status() == 201) {
 				assertThat(read.status()).isEqualTo(200);
 				assertThat(read.json().get("n").asInt()).isEqualTo(n);

@@ -13,7 +13,7 @@ import java.util.concurrent.Future;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.statehouse.support.EngineProcess;
-import io.statehouse.support.ZooKeeperProcess;
+import io.statehouse.support.KeeperEngines;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,6 +26,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Keeper arbiter on real components: two engine processes sharing one real ZooKeeper, each
@@ -38,11 +39,7 @@ class KeeperArbiterTests {
 	@TempDir
 	static Path directory;
 
-	static ZooKeeperProcess zooKeeper;
-
-	static EngineProcess firstEngine;
-
-	static EngineProcess secondEngine;
+	static KeeperEngines engines;
 
 	static List<HikariDataSource> pools = new ArrayList<>();
 
@@ -52,12 +49,9 @@ class KeeperArbiterTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
-		Path config = zooKeeper.clickHouseConfig(directory.resolve("keeper.xml"));
-		firstEngine = EngineProcess.start(directory.resolve("first/clickhouse"), 0, config);
-		secondEngine = EngineProcess.start(directory.resolve("second/clickhouse"), 0, config);
-		first = arbiter(firstEngine);
-		second = arbiter(secondEngine);
+		engines = KeeperEngines.start(directory);
+		first = arbiter(engines.first());
+		second = arbiter(engines.second());
 	}
 
 	private static KeeperArbiter arbiter(EngineProcess engine) throws InterruptedException {
@@ -78,10 +72,8 @@ class KeeperArbiterTests {
 	@AfterAll
 	static void stop() throws Exception {
 		pools.forEach(HikariDataSource::close);
-		for (AutoCloseable process : new AutoCloseable[] { secondEngine, firstEngine, zooKeeper }) {
-			if (process != null) {
-				process.close();
-			}
+		if (engines != null) {
+			engines.close();
 		}
 	}
 
@@ -163,16 +155,16 @@ class KeeperArbiterTests {
 
 	@Test
 	void withZooKeeperGoneASettlementFailsAsAnOutageAndWorksWhenItIsBack() throws Exception {
-		zooKeeper.kill();
+		engines.zooKeeper().kill();
 		try {
 			TestClaim claim = TestClaim.of("outage", 1);
 			assertThatExceptionOfType(DataAccessException.class)
 				.isThrownBy(() -> first.settle(SPACE, List.of(claim), System.nanoTime()));
 		}
 		finally {
-			zooKeeper.restart();
+			engines.zooKeeper().restart();
 		}
-		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+		await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
 			TestClaim claim = TestClaim.of("outage", 2);
 			assertThat(first.settle(SPACE, List.of(claim), System.nanoTime())).containsEntry(claim, Verdict.WON);
 		});

@@ -17,7 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.statehouse.support.EngineProcess;
-import io.statehouse.support.ZooKeeperProcess;
+import io.statehouse.support.KeeperEngines;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What the Keeper-arbitrated claims need from ClickHouse, through the real driver and the
@@ -38,7 +39,7 @@ class KeeperMapConformanceTests {
 	@TempDir
 	static Path directory;
 
-	static ZooKeeperProcess zooKeeper;
+	static KeeperEngines engines;
 
 	static EngineProcess first;
 
@@ -46,10 +47,9 @@ class KeeperMapConformanceTests {
 
 	@BeforeAll
 	static void startZooKeeperAndTwoEngines() throws Exception {
-		zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
-		Path config = zooKeeper.clickHouseConfig(directory.resolve("keeper.xml"));
-		first = EngineProcess.start(directory.resolve("first/clickhouse"), 0, config);
-		second = EngineProcess.start(directory.resolve("second/clickhouse"), 0, config);
+		engines = KeeperEngines.start(directory);
+		first = engines.first();
+		second = engines.second();
 		for (EngineProcess engine : List.of(first, second)) {
 			try (Connection connection = connect(engine); Statement statement = connection.createStatement()) {
 				statement.execute("CREATE TABLE IF NOT EXISTS claims (key String, value String) "
@@ -60,10 +60,8 @@ class KeeperMapConformanceTests {
 
 	@AfterAll
 	static void stop() throws Exception {
-		for (AutoCloseable process : new AutoCloseable[] { second, first, zooKeeper }) {
-			if (process != null) {
-				process.close();
-			}
+		if (engines != null) {
+			engines.close();
 		}
 	}
 
@@ -143,7 +141,7 @@ class KeeperMapConformanceTests {
 
 	@Test
 	void withZooKeeperGoneAnInsertFailsInsteadOfHangingAndWorksAgainWhenItIsBack() throws Exception {
-		zooKeeper.kill();
+		engines.zooKeeper().kill();
 		try {
 			long began = System.nanoTime();
 			assertThatExceptionOfType(SQLException.class).isThrownBy(() -> insert(first, "gone:1", "first"));
@@ -151,9 +149,9 @@ class KeeperMapConformanceTests {
 			assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(60));
 		}
 		finally {
-			zooKeeper.restart();
+			engines.zooKeeper().restart();
 		}
-		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+		await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
 			insert(first, "back:1", "first");
 			assertThat(value(second, "back:1")).isEqualTo("first");
 		});

@@ -10,12 +10,10 @@ import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.TestConfiguration;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
@@ -31,18 +29,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Import(LapsedLeaseTests.Seams.class)
 class LapsedLeaseTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	DelayingLockRepository repository;
 
+	@Autowired
 	StatehouseClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
-	}
 
 	@AfterEach
 	void reset() {

@@ -10,14 +10,12 @@ import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,21 +24,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @StatehouseTest
 class LockApiTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	JdbcClient jdbc;
 
 	@Autowired
 	ClickHouseSchema schema;
 
+	@Autowired
 	StatehouseClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
-	}
 
 	@Test
 	void acquireGrantsALeaseWithATokenAndAFencingToken() {

@@ -9,15 +9,16 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseClientConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -32,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = "statehouse.clickhouse.database=lock_faults")
+@Import(StatehouseClientConfiguration.class)
 class LockFaultTests {
 
 	private static final AtomicReference<Fault> fault = new AtomicReference<>(Fault.NONE);
@@ -42,9 +44,7 @@ class LockFaultTests {
 
 	private static CompletableFuture<EngineProcess> restarted = CompletableFuture.completedFuture(null);
 
-	@LocalServerPort
-	int port;
-
+	@Autowired
 	StatehouseClient client;
 
 	@DynamicPropertySource
@@ -95,11 +95,6 @@ class LockFaultTests {
 		if (engine != null) {
 			engine.close();
 		}
-	}
-
-	@BeforeEach
-	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
 	}
 
 	@Test

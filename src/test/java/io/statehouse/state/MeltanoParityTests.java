@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.beans.factory.annotation.Autowired;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,14 +26,14 @@ class MeltanoParityTests {
 
 	private static final JsonMapper JSON = JsonMapper.builder().build();
 
-	@LocalServerPort
-	int port;
+	@Autowired
+	StatehouseClient client;
 
 	MeltanoBackend meltano;
 
 	@BeforeEach
 	void connect() {
-		this.meltano = new MeltanoBackend(StatehouseClient.forPort(this.port));
+		this.meltano = new MeltanoBackend(this.client);
 		this.meltano.clearAll();
 	}
 

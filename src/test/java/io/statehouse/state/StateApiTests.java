@@ -9,12 +9,10 @@ import io.statehouse.shared.Page;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,21 +21,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @StatehouseTest
 class StateApiTests {
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	JdbcClient jdbc;
 
 	@Autowired
 	ClickHouseSchema schema;
 
+	@Autowired
 	StatehouseClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = StatehouseClient.forPort(this.port);
-	}
 
 	@Test
 	void putCreatesThenReplacesWithIncreasingVersions() {

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,11 +31,11 @@ class StateValidationTests {
 	@LocalServerPort
 	int port;
 
+	@Autowired
 	StatehouseClient client;
 
 	@BeforeEach
 	void writeTheTarget() {
-		this.client = StatehouseClient.forPort(this.port);
 		if (this.client.get("/states/" + ID).status() == 404) {
 			Response created = this.client.put("/states/" + ID, ORIGINAL);
 			assertThat(created.status()).as("%s", created).isEqualTo(201);

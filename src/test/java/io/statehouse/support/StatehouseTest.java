@@ -8,11 +8,12 @@ import java.lang.annotation.Target;
 
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.ContextConfiguration;
 
 /**
  * The whole application on a random port, on the tests' shared ClickHouse, in a database of its
- * own, with a {@code RestTestClient} for it.
+ * own, with a {@code RestTestClient} and a {@link StatehouseClient} for it.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
@@ -20,6 +21,7 @@ import org.springframework.test.context.ContextConfiguration;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @ContextConfiguration(initializers = TestClickHouse.class)
 @AutoConfigureRestTestClient
+@Import(StatehouseClientConfiguration.class)
 public @interface StatehouseTest {
 
 }
