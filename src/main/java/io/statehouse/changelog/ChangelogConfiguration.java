@@ -42,14 +42,17 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
+	ClickHouseChangelogRepository changelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema,
+			ClaimArbiter arbiter, ChangelogProperties properties) {
 		// Which instance wrote a row: for operators reading the changelog.
-		return new ClickHouseChangelogRepository(jdbcTemplate, schema, ManagementFactory.getRuntimeMXBean().getName());
+		return new ClickHouseChangelogRepository(jdbcTemplate, schema, arbiter,
+				properties.segmentDuration().toSeconds(), ManagementFactory.getRuntimeMXBean().getName());
 	}
 
 	@Bean
-	ClickHouseMaterializerRepository materializerRepository(JdbcClient jdbc, ClickHouseSchema schema) {
-		return new ClickHouseMaterializerRepository(jdbc, schema);
+	ClickHouseMaterializerRepository materializerRepository(JdbcClient jdbc, ClickHouseSchema schema,
+			ClaimArbiter arbiter, ChangelogProperties properties) {
+		return new ClickHouseMaterializerRepository(jdbc, schema, arbiter, properties.segmentDuration().toSeconds());
 	}
 
 	@Bean
@@ -65,9 +68,9 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ChangelogMaterializer changelogMaterializer(MaterializerRepository repository, TailWatermark tail,
-			ChangelogProperties properties, MeterRegistry meters) {
-		return new ChangelogMaterializer(repository, tail, properties, meters);
+	ChangelogMaterializer changelogMaterializer(MaterializerRepository repository, ClaimArbiter arbiter,
+			TailWatermark tail, ChangelogProperties properties, MeterRegistry meters) {
+		return new ChangelogMaterializer(repository, arbiter, tail, properties, meters);
 	}
 
 	/** Every instance runs the materializer (or, switched off, learns where others cut) each interval. */

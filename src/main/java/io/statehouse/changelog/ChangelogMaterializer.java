@@ -12,6 +12,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.MaterializerRepository.Part;
 import io.statehouse.changelog.MaterializerRepository.Watermark;
+import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -47,6 +49,8 @@ class ChangelogMaterializer {
 
 	private final MaterializerRepository repository;
 
+	private final ClaimArbiter arbiter;
+
 	private final TailWatermark tail;
 
 	private final ChangelogProperties properties;
@@ -73,13 +77,16 @@ class ChangelogMaterializer {
 
 	private final Counter partsDropped;
 
+	private final Counter keysForgotten;
+
 	private final Timer durations;
 
 	private final Timer dropDurations;
 
-	ChangelogMaterializer(MaterializerRepository repository, TailWatermark tail, ChangelogProperties properties,
-			MeterRegistry meters) {
+	ChangelogMaterializer(MaterializerRepository repository, ClaimArbiter arbiter, TailWatermark tail,
+			ChangelogProperties properties, MeterRegistry meters) {
 		this.repository = repository;
+		this.arbiter = arbiter;
 		this.tail = tail;
 		this.properties = properties;
 		this.materializedRuns = runs(meters, "materialized");
@@ -90,6 +97,9 @@ class ChangelogMaterializer {
 			.register(meters);
 		this.partsDropped = Counter.builder("statehouse.changelog.parts.dropped")
 			.description("Changelog parts dropped by truncation")
+			.register(meters);
+		this.keysForgotten = Counter.builder("statehouse.changelog.claims.forgotten")
+			.description("Claim keys of materialized versions the arbiter forgot (Keeper coordination)")
 			.register(meters);
 		this.durations = Timer.builder("statehouse.changelog.materializer.duration")
 			.description("Time of a materialization run, truncation included")
@@ -137,7 +147,7 @@ class ChangelogMaterializer {
 		try {
 			Watermark mark = this.repository.watermark(this.properties.materializer().grace());
 			this.tail.advance(mark.cut());
-			long cut = this.repository.cut(mark.cut());
+			long cut = this.repository.cut(mark.cut(), this.arbiter.claimWindow());
 			if (cut > mark.cut()) {
 				this.rowsMaterialized.increment(this.repository.materialize(mark.cut(), cut));
 				this.repository.recordCut(cut);
@@ -148,7 +158,7 @@ class ChangelogMaterializer {
 				recordAgainWhenIdle(mark);
 				this.idleRuns.increment();
 			}
-			truncate(mark);
+			truncate(mark, forget(mark, cut));
 			long behind = this.repository.tailRows(cut);
 			this.tailRows.set(behind);
 			this.lagSeconds
@@ -168,6 +178,9 @@ class ChangelogMaterializer {
 		Instant stale = mark.now().minus(REFRESH_IDLE_WATERMARK);
 		if (mark.cut() > 0 && mark.cutRecordedAt().isBefore(stale)) {
 			this.repository.recordCut(mark.cut());
+			if (mark.forgotten() > 0) {
+				this.repository.recordForgotten(mark.forgotten());
+			}
 		}
 		if (mark.floor() > 0 && mark.floorRecordedAt().isBefore(stale)) {
 			this.repository.recordFloor(mark.floor());
@@ -175,17 +188,43 @@ class ChangelogMaterializer {
 	}
 
 	/**
+	 * Has the arbiter forget the keys of materialized changes whose rows are two claim windows
+	 * old: no claim of those keys decided before they are forgotten can still be recorded.
+	 * @param cut a recorded cut: everything up to it is in the state table
+	 * @return the block up to which keys are forgotten: truncation stays at or below it, so that
+	 * no key outlives the rows that name it
+	 */
+	private long forget(Watermark mark, long cut) {
+		Duration window = this.arbiter.claimWindow();
+		if (window.isZero()) {
+			// Nothing was recorded beside the rows.
+			return cut;
+		}
+		long to = Math.min(cut, this.repository.cut(mark.forgotten(), window.multipliedBy(2)));
+		if (to <= mark.forgotten()) {
+			return mark.forgotten();
+		}
+		List<ClaimKey> keys = this.repository.claimed(mark.forgotten(), to);
+		this.arbiter.forget(StateClaims.NAME, keys);
+		this.keysForgotten.increment(keys.size());
+		this.repository.recordForgotten(to);
+		return to;
+	}
+
+	/**
 	 * Raises the floor as far as it may go and drops the parts below the settled floor. Only a
 	 * part whose rows are all at or below it goes; a part that a merge replaced meanwhile is
 	 * left to the next run.
+	 * @param forgotten the floor stays at or below this block
 	 */
-	private void truncate(Watermark mark) {
+	private void truncate(Watermark mark, long forgotten) {
 		List<Part> parts = this.repository.parts(this.properties.retention());
 		if (parts.isEmpty()) {
 			this.pendingDrops.set(0);
 			return;
 		}
-		long floor = Math.min(mark.settledCut(), parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
+		long floor = Math.min(Math.min(mark.settledCut(), forgotten),
+				parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
 		for (Part part : parts) {
 			if (!part.old()) {
 				floor = Math.min(floor, part.minBlock() - 1);

@@ -1,5 +1,7 @@
 package io.statehouse.changelog;
 
+import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
@@ -92,9 +94,6 @@ final class ChangelogTables {
 	/** The highest block of a row's part, from the part's name: {@code <partition>_<min>_<max>_<level>}. */
 	private static final String PART_MAX_BLOCK = "toUInt64(splitByChar('_', _part)[3])";
 
-	/** Everything committed up to the floor is truncated, whether or not its part is dropped yet. */
-	private static final String FLOOR = "(SELECT max(value) FROM {meta} WHERE key = 'truncated')";
-
 	private ChangelogTables() {
 	}
 
@@ -112,13 +111,104 @@ final class ChangelogTables {
 	}
 
 	/**
-	 * A statement of a changelog repository: its shared fragments ({@code {order}},
-	 * {@code {partMax}}, {@code {floor}}) filled in, then its tables named by the schema.
+	 * The arbiter's condition that a changelog row's claim won its version.
+	 * @param where which rows the condition is asked of (a superset will do)
 	 */
-	static String sql(ClickHouseSchema schema, String template) {
-		return schema.sql(template.replace("{order}", COMMIT_ORDER)
-			.replace("{partMax}", PART_MAX_BLOCK)
-			.replace("{floor}", FLOOR));
+	static String held(ClaimArbiter arbiter, String where) {
+		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"),
+				"FROM {changelog} WHERE " + where);
+	}
+
+	/**
+	 * How the tail is ordered: where a change stands, as the number that cuts, truncation floors
+	 * and forgotten marks record, and that {@code :fromBlock} and {@code :toBlock} are given in.
+	 * Templates name rows by it: {@code {tail}} (committed after {@code :fromBlock}),
+	 * {@code {range}} (in {@code (:fromBlock, :toBlock]}), {@code {position}}, {@code {retained}}
+	 * (above the truncation floor), {@code {floor}}, and the meta keys {@code {cutKey}},
+	 * {@code {floorKey}}, {@code {forgottenKey}}.
+	 */
+	enum Tail {
+
+		/**
+		 * By commit: block numbers, one sequence per table, taken when a part is committed on
+		 * one non-replicated node. A part's name carries its highest block, so the tail after a
+		 * cut is the parts above it — also an INSERT that started long ago and committed late.
+		 * The order of the commit-order arbiter, where a row is decided when it commits.
+		 */
+		BLOCKS("materialized", "truncated", "forgotten", "{partMax} > :fromBlock",
+				"{partMax} > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock", "_block_number"),
+
+		/**
+		 * By the time ClickHouse wrote the row, in ms. Block numbers are per partition and
+		 * allocated before commit on replicated tables; with an arbiter of record a row is decided
+		 * within a claim window of its writing (a claim decided before it is recorded then or
+		 * never), so everything written a window ago is decided, and the tail after a cut is what
+		 * was written after it. Partitions are segments of that time: they prune, and truncation
+		 * drops them whole.
+		 */
+		WRITE_TIME("materialized_at", "truncated_at", "forgotten_at",
+				"segment >= intDiv(:fromBlock, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromBlock)",
+				"segment >= intDiv(:fromBlock, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromBlock) "
+						+ "AND written_at <= fromUnixTimestamp64Milli(:toBlock)",
+				"toUnixTimestamp64Milli(written_at)");
+
+		private final String cutKey;
+
+		private final String floorKey;
+
+		private final String forgottenKey;
+
+		private final String tail;
+
+		private final String range;
+
+		private final String position;
+
+		Tail(String cutKey, String floorKey, String forgottenKey, String tail, String range, String position) {
+			this.cutKey = cutKey;
+			this.floorKey = floorKey;
+			this.forgottenKey = forgottenKey;
+			this.tail = tail;
+			this.range = range;
+			this.position = position;
+		}
+
+		/** The order for an arbiter: by commit where rows are decided when they commit, else by write time. */
+		static Tail of(ClaimArbiter arbiter) {
+			return arbiter.claimWindow().isZero() ? BLOCKS : WRITE_TIME;
+		}
+
+		String cutKey() {
+			return this.cutKey;
+		}
+
+		String floorKey() {
+			return this.floorKey;
+		}
+
+		String forgottenKey() {
+			return this.forgottenKey;
+		}
+
+		/**
+		 * A statement of a changelog repository: the tail's fragments and the shared ones
+		 * ({@code {order}}, {@code {partMax}}) filled in, then its tables named by the schema.
+		 */
+		String sql(ClickHouseSchema schema, long segmentSeconds, String template) {
+			String floor = "(SELECT max(value) FROM {meta} WHERE key = '" + this.floorKey + "')";
+			return schema.sql(template.replace("{tail}", this.tail)
+				.replace("{range}", this.range)
+				.replace("{retained}", this.position + " > " + floor)
+				.replace("{position}", this.position)
+				.replace("{floor}", floor)
+				.replace("{cutKey}", "'" + this.cutKey + "'")
+				.replace("{floorKey}", "'" + this.floorKey + "'")
+				.replace("{forgottenKey}", "'" + this.forgottenKey + "'")
+				.replace("{segmentMillis}", Long.toString(segmentSeconds * 1000))
+				.replace("{order}", COMMIT_ORDER)
+				.replace("{partMax}", PART_MAX_BLOCK));
+		}
+
 	}
 
 }

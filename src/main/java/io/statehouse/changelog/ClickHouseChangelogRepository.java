@@ -15,9 +15,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.Set;
 import java.util.UUID;
 
+import io.statehouse.changelog.ChangelogTables.Tail;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
@@ -34,8 +38,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/**
 	 * The newest version per id. Highest version first; at equal versions the materialized row
-	 * beats a changelog row (the tail may still hold its claims), and among changelog rows the
-	 * first committed wins.
+	 * beats a changelog row (the tail may still hold its claims), and among changelog rows that
+	 * hold their version (all of them, by commit order) the first committed wins.
 	 */
 	private static final String NEWEST = """
 			SELECT state_id, argMax(row, rank) AS newest
@@ -43,7 +47,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
 			           (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
 			    FROM {changelog}
-			    WHERE state_id IN (:ids) AND {partMax} > :fromBlock
+			    WHERE state_id IN (:ids) AND {tail} AND {held}
 			    UNION ALL
 			    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
 			    FROM {state} FINAL
@@ -59,11 +63,11 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			SELECT state_id, version, claim_id, parent, idempotency_key, idempotency_fingerprint, deleted, document,
 			       fencing, written_at AS updated_at, created, 1 AS keyed
 			FROM {changelog}
-			WHERE (state_id, idempotency_key) IN (:keys) AND _block_number > {floor}
+			WHERE (state_id, idempotency_key) IN (:keys) AND {retained}
 			UNION ALL
 			SELECT state_id, version, claim_id, parent, '', '', false, '', 0, written_at, false, 0
 			FROM {changelog}
-			WHERE state_id IN (:ids) AND _block_number > {floor}
+			WHERE state_id IN (:ids) AND {retained}
 			  AND version >= (SELECT minOrNull(version) FROM {changelog} WHERE (state_id, idempotency_key) IN (:keys))""";
 
 	private static final String APPEND = """
@@ -79,12 +83,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			SELECT state_id, version, argMin(claim_id, {order}) AS claim, argMin(written_at, {order}) AS written_at,
 			       groupArray(claim_id) AS claims, 'first' AS source
 			FROM {changelog}
-			WHERE (state_id, version) IN (:keys) AND {partMax} > :fromBlock
+			WHERE (state_id, version) IN (:keys) AND {tail}
 			GROUP BY state_id, version
 			UNION ALL
 			SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
 			FROM {changelog}
-			WHERE (state_id, version) IN (:nextKeys) AND {partMax} > :fromBlock
+			WHERE (state_id, version) IN (:nextKeys) AND {tail}
 			GROUP BY state_id, version
 			UNION ALL
 			SELECT state_id, version, claim_id, updated_at, [parent], 'state'
@@ -108,7 +112,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			           0 AS source
 			    FROM {changelog}
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND {partMax} > :fromBlock
+			      AND {tail} AND {held}
 			    GROUP BY state_id, version
 			    UNION ALL
 			    SELECT state_id, version, deleted, length(document), updated_at, 1
@@ -120,54 +124,139 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			ORDER BY state_id
 			LIMIT :limit""";
 
-	/** The retained rows of an id from a version on (documents of that version only) and its state row. */
+	/**
+	 * The retained rows of an id from a version on (documents of that version only) and its state
+	 * row; {@code held} says which of the rows newer than the state row may be the newest.
+	 */
 	private static final String VERSION = """
 			SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
 			       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes,
-			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized
+			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
-			WHERE state_id = :id AND version >= :version AND _block_number > {floor}
+			WHERE state_id = :id AND version >= :version AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, 0, 0, 1
+			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
-	/** Every retained row of an id (no documents, their sizes) and its state row. */
+	/** Every retained row of an id (no documents, their sizes) and its state row, as {@link #VERSION}. */
 	private static final String HISTORY = """
 			SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
 			       toString(operation) AS operation, length(document) AS size_bytes,
-			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized
+			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
-			WHERE state_id = :id AND _block_number > {floor}
+			WHERE state_id = :id AND {retained}
 			UNION ALL
 			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-			       0, 0, 1
+			       0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
+
+	/** The rows of an id that may be newer than its materialized version. */
+	private static final String UNMATERIALIZED = """
+			state_id = :id AND {retained}
+			AND version > (SELECT max(version) FROM {state} WHERE state_id = :id)""";
+
+	/** How long a read waits for a decided row to reach this replica. */
+	private static final Duration REPLICA_PATIENCE = Duration.ofSeconds(5);
+
+	private static final Duration REPLICA_PAUSE = Duration.ofMillis(50);
 
 	private final JdbcClient jdbc;
 
 	private final JdbcTemplate jdbcTemplate;
 
+	private final ClaimArbiter arbiter;
+
 	private final String writer;
 
 	private final ClickHouseSchema schema;
 
-	ClickHouseChangelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, String writer) {
+	private final Tail tail;
+
+	private final long segmentSeconds;
+
+	private final String newest;
+
+	private final String list;
+
+	private final String version;
+
+	private final String history;
+
+	/**
+	 * @param segmentSeconds the changelog's partitions, as its table was created with
+	 * @param writer names this instance in the rows it writes
+	 */
+	ClickHouseChangelogRepository(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, ClaimArbiter arbiter,
+			long segmentSeconds, String writer) {
 		this.jdbcTemplate = jdbcTemplate;
 		this.jdbc = JdbcClient.create(jdbcTemplate);
 		this.schema = schema;
+		this.arbiter = arbiter;
+		this.tail = Tail.of(arbiter);
+		this.segmentSeconds = segmentSeconds;
 		this.writer = writer;
+		// Reads that ask the arbiter wait for it no longer than its own statements do.
+		this.newest = sql(NEWEST.replace("{held}", ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}"))
+				+ "\n" + arbiter.settings());
+		this.list = sql(LIST.replace("{held}", ChangelogTables.held(arbiter, """
+				startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+				AND {tail}""")) + "\n" + arbiter.settings());
+		String unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
+		this.version = sql("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
+		this.history = sql("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
 	}
 
 	private String sql(String template) {
-		return ChangelogTables.sql(this.schema, template);
+		return this.tail.sql(this.schema, this.segmentSeconds, template);
 	}
 
+	/**
+	 * The newest versions, as this replica has them — unless the arbiter recorded a claim of a
+	 * version after one of them: then a decided row has not reached this replica yet (its INSERT
+	 * was acknowledged by a quorum of others), and the read waits for it rather than answer an
+	 * older version. (On one node this always holds; the arbiter is asked all the same, and its
+	 * absence then costs nothing.)
+	 */
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
+		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
+		while (true) {
+			Map<String, Head> newest = newestHere(ids, fromBlock);
+			List<ClaimKey> next = ids.stream()
+				.map((id) -> new ClaimKey(id, (newest.containsKey(id)) ? newest.get(id).state().version() + 1 : 1))
+				.toList();
+			Set<ClaimKey> ahead;
+			try {
+				ahead = this.arbiter.recorded(StateClaims.NAME, next);
+			}
+			catch (DataAccessException ex) {
+				if (this.schema.replicated() || !ClickHouseErrors.isOutage(ex)) {
+					throw ex;
+				}
+				// One node, no replicas: nothing decided can be missing here, with the arbiter away or not.
+				return newest;
+			}
+			if (ahead.isEmpty()) {
+				return newest;
+			}
+			if (System.nanoTime() > deadline) {
+				throw new ReplicaBehindException(ahead.size());
+			}
+			try {
+				Thread.sleep(REPLICA_PAUSE.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new ReplicaBehindException(ahead.size());
+			}
+		}
+	}
+
+	private Map<String, Head> newestHere(Collection<String> ids, long fromBlock) {
 		Map<String, Head> newest = new HashMap<>();
-		this.jdbc.sql(sql(NEWEST)).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
+		this.jdbc.sql(this.newest).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
 			// One tuple per id, as the driver decodes it: flattening it takes a subquery, which
 			// costs this engine more than the aggregate.
 			Object[] row = (Object[]) rs.getObject("newest");
@@ -329,7 +418,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit,
 			long fromBlock) {
-		return this.jdbc.sql(sql(LIST))
+		return this.jdbc.sql(this.list)
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
 			.param("after", (after != null) ? after : "")
@@ -342,7 +431,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Optional<StoredState> version(String id, long version) {
-		Retained retained = retained(sql(VERSION), id, version);
+		Retained retained = retained(this.version, id, version);
 		if (retained == null) {
 			return Optional.empty();
 		}
@@ -356,7 +445,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public List<VersionInfo> history(String id) {
-		Retained retained = retained(sql(HISTORY), id, 0);
+		Retained retained = retained(this.history, id, 0);
 		if (retained == null) {
 			return List.of();
 		}
@@ -379,14 +468,16 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 					rs.getString("body"), rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"),
 					uuid(rs, "parent"), Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
 					rs.getLong("size_bytes"), rs.getLong("block_number"), rs.getLong("block_offset"),
-					rs.getBoolean("materialized")))
+					rs.getBoolean("materialized"), rs.getBoolean("held")))
 			.list();
-		// The newest: the highest version; at equal versions the materialized row, else the first committed.
+		// The newest: the highest version that holds; at equal versions the materialized row, else the
+		// first committed.
 		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
 			.thenComparing(HistoryRow::materialized)
 			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
 			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
 		return rows.stream()
+			.filter(HistoryRow::held)
 			.max(newest)
 			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
 					rows.stream().filter((row) -> !row.materialized()).toList())))
@@ -433,9 +524,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			String fingerprint, boolean created) implements Lineage.Link {
 	}
 
-	/** A row of an id's history; {@code materialized} for the state table's row. */
+	/**
+	 * A row of an id's history; {@code materialized} for the state table's row; {@code held} when
+	 * it may be the newest (the arbiter names it the winner of its version, or it is not newer than
+	 * the materialized version, where the lineage decides).
+	 */
 	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation, long sizeBytes,
-			long block, long offset, boolean materialized) implements Lineage.Link {
+			long block, long offset, boolean materialized, boolean held) implements Lineage.Link {
 
 		@Override
 		public long version() {

@@ -6,9 +6,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import io.statehouse.changelog.ChangelogTables.Tail;
+import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -16,16 +20,31 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * The changelog as the materializer uses it: cuts, the fold into the state table, watermarks in
  * {@code meta}, and truncation by parts (see {@link ChangelogTables}).
  */
-class ClickHouseMaterializerRepository implements MaterializerRepository {
+class ClickHouseMaterializerRepository implements MaterializerRepository, InitializingBean {
 
-	/** The highest committed block: every later commit takes a higher one. */
-	private static final String CUT = """
-			SELECT max(_block_number) FROM {changelog} WHERE {partMax} > :fromBlock""";
+	/** By commit: the highest committed block; every later commit takes a higher one. */
+	private static final String CUT_BLOCKS = """
+			SELECT max(_block_number) FROM {changelog} WHERE {tail}""";
+
+	/** By write time: a claim window ago, by ClickHouse's clock; everything written before is decided. */
+	private static final String CUT_WRITE_TIME = """
+			SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis)""";
+
+	/**
+	 * The keys whose last claim was committed in {@code (fromBlock, toBlock]}: a key goes once
+	 * every row that claims it is that old (the winner may have committed after a loser).
+	 */
+	private static final String CLAIMED = """
+			SELECT state_id, version
+			FROM {changelog}
+			WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog} WHERE {range})
+			GROUP BY state_id, version
+			HAVING max({position}) <= :toBlock""";
 
 	/**
 	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table: per id
-	 * the newest version (its first committed claim), unless the state already holds it or a
-	 * newer one — so a rerun after a crash, or a second materializer, adds nothing new.
+	 * the newest version (its winning claim), unless the state already holds it or a newer one —
+	 * so a rerun after a crash, or a second materializer, adds nothing new.
 	 */
 	private static final String MATERIALIZE = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent)
@@ -35,47 +54,61 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent),
 			                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
 			    FROM {changelog}
-			    WHERE {partMax} > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock
+			    WHERE {range} AND {held}
 			    GROUP BY state_id
 			) AS n
 			LEFT ANY JOIN (
 			    SELECT state_id, max(version) AS materialized
 			    FROM {state}
-			    WHERE state_id IN (SELECT state_id FROM {changelog}
-			                       WHERE {partMax} > :fromBlock AND _block_number > :fromBlock
-			                         AND _block_number <= :toBlock)
+			    WHERE state_id IN (SELECT state_id FROM {changelog} WHERE {range})
 			    GROUP BY state_id
 			) AS m ON n.state_id = m.state_id
 			WHERE n.w.1 > m.materialized""";
 
 	private static final String WATERMARK = """
-			SELECT maxIf(value, key = 'materialized') AS cut,
-			       maxIf(recorded_at, key = 'materialized') AS cut_recorded_at,
-			       maxIf(value, key = 'materialized' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+			SELECT maxIf(value, key = {cutKey}) AS cut,
+			       maxIf(recorded_at, key = {cutKey}) AS cut_recorded_at,
+			       maxIf(value, key = {cutKey} AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
 			           AS settled_cut,
-			       maxIf(value, key = 'truncated') AS floor,
-			       maxIf(recorded_at, key = 'truncated') AS floor_recorded_at,
-			       maxIf(value, key = 'truncated' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+			       maxIf(value, key = {floorKey}) AS floor,
+			       maxIf(recorded_at, key = {floorKey}) AS floor_recorded_at,
+			       maxIf(value, key = {floorKey} AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
 			           AS settled_floor,
+			       maxIf(value, key = {forgottenKey}) AS forgotten,
 			       now64(3) AS now
 			FROM {meta}""";
 
 	private static final String RECORD = "INSERT INTO {meta} (key, value) VALUES (?, ?)";
 
 	/**
-	 * The active parts: a part is old when even the last of its rows was written longer than the
-	 * retention ago (whole seconds on both sides, so the comparison is strict).
+	 * By commit, the active parts: a part is old when even the last of its rows was written longer
+	 * than the retention ago (whole seconds on both sides, so the comparison is strict).
 	 */
 	private static final String PARTS = """
-			SELECT name, min_block_number, max_block_number,
+			SELECT name, min_block_number AS min_position, max_block_number AS max_position,
 			       modification_time < now() - toIntervalSecond(:retentionSeconds) AS old
 			FROM system.parts
 			WHERE database = :database AND table = :table AND active""";
 
+	/** By write time, the partitions (segments), each with the span of time its rows were written in. */
+	private static final String PARTITIONS = """
+			SELECT partition_id AS name, toUInt64(partition_id) * {segmentMillis} AS min_position,
+			       (toUInt64(partition_id) + 1) * {segmentMillis} - 1 AS max_position,
+			       max(modification_time) < now() - toIntervalSecond(:retentionSeconds) AS old
+			FROM system.parts
+			WHERE database = :database AND table = :table AND active
+			GROUP BY partition_id""";
+
 	private static final String DROP_PART = "ALTER TABLE {changelog} DROP PART ?";
 
+	private static final String DROP_PARTITION = "ALTER TABLE {changelog} DROP PARTITION ID ?";
+
 	private static final String TAIL_ROWS = """
-			SELECT count() FROM {changelog} WHERE {partMax} > :block AND _block_number > :block""";
+			SELECT count() FROM {changelog} WHERE {tail} AND {position} > :fromBlock""";
+
+	/** Whether the changelog was ever materialized by write time (recorded under its keys). */
+	private static final String WRITE_TIME_RECORDED = """
+			SELECT count() > 0 FROM {meta} WHERE key IN ('materialized_at', 'truncated_at', 'forgotten_at')""";
 
 	/** ClickHouse's code for a part that is no longer active (merged away). */
 	private static final int NO_SUCH_DATA_PART = 232;
@@ -84,24 +117,63 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 
 	private final ClickHouseSchema schema;
 
-	ClickHouseMaterializerRepository(JdbcClient jdbc, ClickHouseSchema schema) {
+	private final Tail tail;
+
+	private final long segmentSeconds;
+
+	private final String materialize;
+
+	/** @param segmentSeconds the changelog's partitions, as its table was created with */
+	ClickHouseMaterializerRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter,
+			long segmentSeconds) {
 		this.jdbc = jdbc;
 		this.schema = schema;
+		this.tail = Tail.of(arbiter);
+		this.segmentSeconds = segmentSeconds;
+		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}")));
 	}
 
 	private String sql(String template) {
-		return ChangelogTables.sql(this.schema, template);
+		return this.tail.sql(this.schema, this.segmentSeconds, template);
+	}
+
+	/**
+	 * Refuses a changelog materialized by write time (Keeper coordination) to an arbiter that
+	 * orders it by commit: the claims Keeper refused are rows too, and commit order would count
+	 * them.
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		if (this.tail == Tail.BLOCKS
+				&& Boolean.TRUE.equals(this.jdbc.sql(sql(WRITE_TIME_RECORDED)).query(Boolean.class).single())) {
+			throw new IllegalStateException("The changelog in database " + this.schema.database() + " was written "
+					+ "with statehouse.clickhouse.coordination=keeper, whose refused claims are rows too: it cannot be "
+					+ "read by commit order. Keep coordination=keeper for this database.");
+		}
 	}
 
 	@Override
-	public long cut(long fromBlock) {
-		long cut = this.jdbc.sql(sql(CUT)).param("fromBlock", fromBlock).query(Long.class).single();
+	public long cut(long fromBlock, Duration decidedAfter) {
+		long cut = this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? CUT_BLOCKS : CUT_WRITE_TIME))
+			.param("fromBlock", fromBlock)
+			.param("windowMillis", decidedAfter.toMillis())
+			.query(Long.class)
+			.single();
 		return Math.max(cut, fromBlock);
 	}
 
 	@Override
+	public List<ClaimKey> claimed(long fromBlock, long toBlock) {
+		return this.jdbc.sql(sql(CLAIMED))
+			.param("fromBlock", fromBlock)
+			.param("toBlock", toBlock)
+			.query((rs, n) -> new ClaimKey(rs.getString("state_id"), rs.getLong("version")))
+			.list();
+	}
+
+	@Override
 	public long materialize(long fromBlock, long toBlock) {
-		return this.jdbc.sql(sql(MATERIALIZE))
+		return this.jdbc.sql(this.materialize)
 			.param("fromBlock", fromBlock)
 			.param("toBlock", toBlock)
 			.update();
@@ -113,35 +185,40 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 			.param("graceMillis", grace.toMillis())
 			.query((rs, n) -> new Watermark(rs.getLong("cut"), instant(rs, "cut_recorded_at"), rs.getLong("settled_cut"),
 					rs.getLong("floor"), instant(rs, "floor_recorded_at"), rs.getLong("settled_floor"),
-					instant(rs, "now")))
+					rs.getLong("forgotten"), instant(rs, "now")))
 			.single();
 	}
 
 	@Override
 	public void recordCut(long block) {
-		this.jdbc.sql(sql(RECORD)).params("materialized", block).update();
+		this.jdbc.sql(sql(RECORD)).params(this.tail.cutKey(), block).update();
+	}
+
+	@Override
+	public void recordForgotten(long block) {
+		this.jdbc.sql(sql(RECORD)).params(this.tail.forgottenKey(), block).update();
 	}
 
 	@Override
 	public void recordFloor(long block) {
-		this.jdbc.sql(sql(RECORD)).params("truncated", block).update();
+		this.jdbc.sql(sql(RECORD)).params(this.tail.floorKey(), block).update();
 	}
 
 	@Override
 	public List<Part> parts(Duration retention) {
-		return this.jdbc.sql(PARTS)
+		return this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? PARTS : PARTITIONS))
 			.param("retentionSeconds", Math.max(1, (retention.toMillis() + 999) / 1000))
 			.param("database", this.schema.database())
 			.param("table", this.schema.tableName("changelog"))
-			.query((rs, n) -> new Part(rs.getString("name"), rs.getLong("min_block_number"),
-					rs.getLong("max_block_number"), rs.getBoolean("old")))
+			.query((rs, n) -> new Part(rs.getString("name"), rs.getLong("min_position"), rs.getLong("max_position"),
+					rs.getBoolean("old")))
 			.list();
 	}
 
 	@Override
 	public boolean dropPart(String name) {
 		try {
-			this.jdbc.sql(sql(DROP_PART)).params(name).update();
+			this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? DROP_PART : DROP_PARTITION)).params(name).update();
 			return true;
 		}
 		catch (DataAccessException ex) {
@@ -154,7 +231,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository {
 
 	@Override
 	public long tailRows(long block) {
-		return this.jdbc.sql(sql(TAIL_ROWS)).param("block", block).query(Long.class).single();
+		return this.jdbc.sql(sql(TAIL_ROWS)).param("fromBlock", block).query(Long.class).single();
 	}
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -4,11 +4,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import io.statehouse.clickhouse.ClaimKey;
+
 /** The changelog as the materializer uses it: cuts, the fold, watermarks and truncation. */
 interface MaterializerRepository {
 
-	/** The highest committed block (or {@code fromBlock} when nothing was committed after it). */
-	long cut(long fromBlock);
+	/**
+	 * The highest committed block below which every change is decided (or {@code fromBlock} when
+	 * nothing was committed after it).
+	 * @param decidedAfter how long after its row was written a claim may still be recorded
+	 * ({@link io.statehouse.clickhouse.ClaimArbiter#claimWindow()}): rows written since stay
+	 * above the cut
+	 */
+	long cut(long fromBlock, Duration decidedAfter);
 
 	/**
 	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table.
@@ -16,11 +24,17 @@ interface MaterializerRepository {
 	 */
 	long materialize(long fromBlock, long toBlock);
 
+	/** The keys whose claims were committed up to {@code toBlock}, the last of them after {@code fromBlock}. */
+	List<ClaimKey> claimed(long fromBlock, long toBlock);
+
 	/** The recorded cuts and truncation floor. */
 	Watermark watermark(Duration grace);
 
 	/** Records that everything committed up to {@code block} is in the state table. */
 	void recordCut(long block);
+
+	/** Records that the arbiter forgot the keys of everything committed up to {@code block}. */
+	void recordForgotten(long block);
 
 	/** Records that everything committed up to {@code block} is truncated (no longer history). */
 	void recordFloor(long block);
@@ -46,10 +60,11 @@ interface MaterializerRepository {
 	 * @param floorRecordedAt when the newest floor was recorded (epoch if never)
 	 * @param settledFloor the newest floor recorded at least the grace period ago: parts below it
 	 * may be dropped, no statement still reads an older floor
+	 * @param forgotten the arbiter forgot the keys of everything committed up to this block
 	 * @param now ClickHouse's clock
 	 */
 	record Watermark(long cut, Instant cutRecordedAt, long settledCut, long floor, Instant floorRecordedAt,
-			long settledFloor, Instant now) {
+			long settledFloor, long forgotten, Instant now) {
 	}
 
 	/**

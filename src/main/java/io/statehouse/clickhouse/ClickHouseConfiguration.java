@@ -1,5 +1,6 @@
 package io.statehouse.clickhouse;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import com.clickhouse.jdbc.DriverProperties;
@@ -8,6 +9,7 @@ import com.zaxxer.hikari.HikariDataSource;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -36,29 +38,44 @@ class ClickHouseConfiguration {
 		// A 2xx must mean durable: never let the server buffer an INSERT and answer before the
 		// write (newer servers and ClickHouse Cloud default to asynchronous inserts).
 		config.addDataSourceProperty(DriverProperties.serverSetting("async_insert"), "0");
+		// Retry a request only when it never reached ClickHouse: a statement ClickHouse failed (a
+		// Keeper gone, a timeout) is the service's to answer, at once, not the driver's to repeat.
+		config.addDataSourceProperty("client_retry_on_failures", "NoHttpResponse,ConnectTimeout,ConnectionRequestTimeout");
+		if (properties.isClustered()) {
+			// ... and durable on a majority of replicas: a claim never names a document that a
+			// replica's loss could take away. Readers learn from the arbiter what they must see.
+			config.addDataSourceProperty(DriverProperties.serverSetting("insert_quorum"), "auto");
+		}
 		return new HikariDataSource(config);
 	}
 
 	@Bean
-	ClaimArbiter claimArbiter(ClickHouseProperties properties) {
-		if (properties.coordination() == ClickHouseProperties.Coordination.KEEPER) {
-			throw new IllegalStateException("statehouse.clickhouse.coordination=keeper is not available yet: "
-					+ "the states and locks decided by Keeper are being built. Use commit-order (the default) on one "
-					+ "non-replicated ClickHouse.");
-		}
-		return new CommitOrderArbiter();
+	ClaimArbiter claimArbiter(ClickHouseProperties properties, JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
+		return switch (properties.coordination()) {
+			case COMMIT_ORDER -> new CommitOrderArbiter();
+			case KEEPER -> new KeeperArbiter(jdbcTemplate, schema, properties.claimWindow(), properties.keeperTimeout());
+		};
 	}
 
 	@Bean
 	ClickHouseSchema clickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties,
 			List<ClickHouseTable> tables) {
-		return new ClickHouseSchema(jdbc, properties, tables);
+		List<ClickHouseTable> all = new ArrayList<>(tables);
+		if (properties.coordination() == ClickHouseProperties.Coordination.KEEPER) {
+			all.add(KeeperArbiter.claimsTable(properties.database(), properties.tablePrefix()));
+		}
+		return new ClickHouseSchema(jdbc, properties, all);
 	}
 
 	@Bean
 	ClickHouseHealthIndicator clickHouseHealthIndicator(JdbcClient jdbc, ClickHouseBackend backend,
 			ClickHouseProperties properties) {
 		return new ClickHouseHealthIndicator(jdbc, backend, properties);
+	}
+
+	@Bean
+	CoordinationHealthIndicator coordinationHealthIndicator(ClaimArbiter arbiter) {
+		return new CoordinationHealthIndicator(arbiter);
 	}
 
 }

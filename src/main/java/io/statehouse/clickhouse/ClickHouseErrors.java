@@ -3,6 +3,7 @@ package io.statehouse.clickhouse;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.sql.SQLException;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -19,10 +20,25 @@ public final class ClickHouseErrors {
 	/** {@code Code: 241. DB::Exception: ... (MEMORY_LIMIT_EXCEEDED)}: ClickHouse's error text. */
 	private static final Pattern SERVER_ERROR = Pattern.compile("Code: (\\d+)\\..*?\\(([A-Z_]+)\\)", Pattern.DOTALL);
 
+	/**
+	 * Errors ClickHouse answers while a part of the deployment it needs is away: its Keeper
+	 * (NO_ZOOKEEPER, KEEPER_EXCEPTION — connection loss, session expired), a replica's session
+	 * (TABLE_IS_READ_ONLY), enough replicas for a quorum (TOO_FEW_LIVE_REPLICAS,
+	 * UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE, UNKNOWN_STATUS_OF_INSERT), the network between
+	 * servers, or time (TIMEOUT_EXCEEDED, SOCKET_TIMEOUT).
+	 */
+	private static final Set<Integer> UNAVAILABLE = Set.of(159, 209, 210, 225, 242, 279, 285, 286, 319, 999);
+
+	/**
+	 * Of those, the ones that may come after the statement took effect (a Keeper transaction whose
+	 * answer was lost, a quorum that was not confirmed in time, a timeout).
+	 */
+	private static final Set<Integer> OUTCOME_UNKNOWN = Set.of(159, 209, 210, 319, 999);
+
 	private ClickHouseErrors() {
 	}
 
-	/** ClickHouse down, unreachable, timing out or refusing connections: worth a retry. */
+	/** ClickHouse (or what it needs: its Keeper, replicas) down, unreachable or timing out: worth a retry. */
 	public static boolean isOutage(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			if (cause instanceof DataAccessResourceFailureException || cause instanceof TransientDataAccessException
@@ -30,14 +46,15 @@ public final class ClickHouseErrors {
 				return true;
 			}
 		}
-		return false;
+		return UNAVAILABLE.contains(code(ex));
 	}
 
 	/**
 	 * Whether a failed statement certainly changed nothing: ClickHouse answered with an error
-	 * (an INSERT block either commits or fails), or no connection was ever made. Any other
-	 * failure — a timeout, a connection lost mid-request — may have come after the server
-	 * committed, or before a commit the server still makes.
+	 * (an INSERT block either commits or fails) that does not leave the outcome open, or no
+	 * connection was ever made. Any other failure — a timeout, a connection lost mid-request, a
+	 * Keeper transaction or quorum whose answer was lost — may have come after the change was
+	 * made, or before one that is still made.
 	 */
 	public static boolean certainlyNotApplied(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
@@ -45,7 +62,8 @@ public final class ClickHouseErrors {
 				return true;
 			}
 		}
-		return code(ex) > 0;
+		int code = code(ex);
+		return code > 0 && !OUTCOME_UNKNOWN.contains(code);
 	}
 
 	/** A short description for health and logs: ClickHouse's error code and name, or the kind of failure. */

@@ -28,6 +28,12 @@ import org.springframework.validation.annotation.Validated;
  * @param coordination who decides between competing claims (a version of a state, a slot of a
  * lock): {@code commit-order} on one non-replicated node, {@code keeper} where ClickHouse has a
  * Keeper
+ * @param cluster a ClickHouse cluster (as {@code remote_servers} names it): every table is created
+ * {@code ON CLUSTER} with a {@code Replicated*} engine, and INSERTs wait for a majority of
+ * replicas ({@code insert_quorum = 'auto'}); needs {@code coordination = keeper}
+ * @param claimWindow with {@code keeper}: how long after its row was written a claim may still be
+ * recorded (a claim decided longer ago than half of it loses and is decided again); the
+ * materializers fold only older rows, and Keeper holds the keys of about two windows of writes
  * @param embedded the embedded engine
  */
 @ConfigurationProperties("statehouse.clickhouse")
@@ -38,9 +44,35 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
 		@DefaultValue("16") @Min(1) int poolSize, @DefaultValue("3s") Duration connectionTimeout,
 		@DefaultValue("60s") Duration startupTimeout, @DefaultValue("commit-order") Coordination coordination,
+		@Nullable @Pattern(regexp = IDENTIFIER) String cluster, @DefaultValue("30s") Duration claimWindow,
 		@DefaultValue @Valid Embedded embedded) {
 
+	ClickHouseProperties {
+		if (cluster != null && !cluster.isBlank() && coordination == Coordination.COMMIT_ORDER) {
+			throw new IllegalArgumentException("statehouse.clickhouse.cluster=" + cluster + " needs "
+					+ "statehouse.clickhouse.coordination=keeper: on replicated tables the first committed claim is "
+					+ "not one order every replica agrees on, so a lock could be granted twice");
+		}
+		if (claimWindow.compareTo(MIN_CLAIM_WINDOW) < 0) {
+			throw new IllegalArgumentException("statehouse.clickhouse.claim-window must be at least "
+					+ MIN_CLAIM_WINDOW.toSeconds() + "s, was " + claimWindow);
+		}
+	}
+
+	/** Half a window to record a claim, a quarter for one Keeper statement: whole seconds each. */
+	static final Duration MIN_CLAIM_WINDOW = Duration.ofSeconds(4);
+
+	/** How long one statement of the Keeper arbiter may take. */
+	Duration keeperTimeout() {
+		return this.claimWindow.dividedBy(4);
+	}
+
 	static final String IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]{0,62}";
+
+	/** Whether tables are replicated across a cluster. */
+	boolean isClustered() {
+		return this.cluster != null && !this.cluster.isBlank();
+	}
 
 	/** Whether no server is configured, so the embedded engine runs. */
 	boolean isEmbedded() {

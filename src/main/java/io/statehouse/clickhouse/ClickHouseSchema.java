@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.statehouse.clickhouse.ClickHouseProperties.Coordination;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -25,6 +26,10 @@ public class ClickHouseSchema implements InitializingBean {
 
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
+	private static final String REPLICATED_TABLES = """
+			SELECT name, engine FROM system.tables
+			WHERE database = :database AND name IN (:names) AND (engine LIKE 'Replicated%' OR engine LIKE 'Shared%')""";
+
 	private final JdbcClient jdbc;
 
 	private final ClickHouseProperties properties;
@@ -32,6 +37,8 @@ public class ClickHouseSchema implements InitializingBean {
 	private final List<ClickHouseTable> tables;
 
 	private final Map<String, String> statements = new ConcurrentHashMap<>();
+
+	private volatile boolean replicated;
 
 	ClickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties, List<ClickHouseTable> tables) {
 		this.jdbc = jdbc;
@@ -79,11 +86,11 @@ public class ClickHouseSchema implements InitializingBean {
 				return;
 			}
 			catch (DataAccessException ex) {
-				if (System.nanoTime() + backoff.toNanos() > deadline) {
+				if (!ClickHouseErrors.isOutage(ex) || System.nanoTime() + backoff.toNanos() > deadline) {
 					throw ex;
 				}
-				logger.warn("ClickHouse is not reachable yet (" + ex.getMostSpecificCause().getMessage()
-						+ "); retrying in " + backoff.toMillis() + " ms");
+				logger.warn("ClickHouse is not reachable yet (" + ClickHouseErrors.describe(ex) + "); retrying in "
+						+ backoff.toMillis() + " ms");
 				Thread.sleep(backoff.toMillis());
 				backoff = Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
 			}
@@ -91,10 +98,68 @@ public class ClickHouseSchema implements InitializingBean {
 	}
 
 	private void create() {
-		this.jdbc.sql("CREATE DATABASE IF NOT EXISTS `" + this.properties.database() + "`").update();
+		this.jdbc.sql("CREATE DATABASE IF NOT EXISTS `" + this.properties.database() + "`" + onCluster()).update();
 		for (ClickHouseTable table : this.tables) {
-			this.jdbc.sql(sql(table.createStatement())).update();
+			try {
+				this.jdbc.sql(createStatement(table)).update();
+			}
+			catch (DataAccessException ex) {
+				if (table.name().equals(KeeperArbiter.CLAIMS) && !ClickHouseErrors.isOutage(ex)) {
+					throw new IllegalStateException("statehouse.clickhouse.coordination=keeper needs a ClickHouse with "
+							+ "a Keeper, and this one has none (" + ClickHouseErrors.describe(ex) + "): configure "
+							+ "<zookeeper> and <keeper_map_path_prefix> on the server (the embedded engine: "
+							+ "statehouse.clickhouse.embedded.config-file), or use coordination=commit-order on one "
+							+ "non-replicated ClickHouse", ex);
+				}
+				throw ex;
+			}
 		}
+		List<String> replicatedTables = replicatedTables();
+		if (this.properties.coordination() == Coordination.COMMIT_ORDER && !replicatedTables.isEmpty()) {
+			throw new IllegalStateException("Table " + database() + "." + replicatedTables.get(0) + " is replicated or "
+					+ "shared: there, the first committed claim is not one order that every replica agrees on, so a "
+					+ "lock could be granted twice. Set statehouse.clickhouse.coordination=keeper.");
+		}
+		this.replicated = this.properties.isClustered() || !replicatedTables.isEmpty();
+	}
+
+	/** Whether Statehouse's tables have replicas, so that one may lag behind another. */
+	public boolean replicated() {
+		return this.replicated;
+	}
+
+	/**
+	 * A table's DDL; on a cluster, created on every node ({@code ON CLUSTER}) with its engine's
+	 * replicated variant, replicated by the server's default path and replica name
+	 * ({@code default_replica_path}, {@code default_replica_name}: {@code {shard}}/{@code {replica}}
+	 * macros).
+	 */
+	String createStatement(ClickHouseTable table) {
+		String statement = sql(table.createStatement());
+		if (!this.properties.isClustered()) {
+			return statement;
+		}
+		String name = table(table.name());
+		return statement.replace(name + " (", name + onCluster() + " (")
+			.replaceAll("ENGINE = (\\w*MergeTree)", "ENGINE = Replicated$1");
+	}
+
+	private String onCluster() {
+		return this.properties.isClustered() ? " ON CLUSTER `" + this.properties.cluster() + "`" : "";
+	}
+
+	/**
+	 * Statehouse's replicated and shared tables: commit order is one order of claims only on a
+	 * table one node commits to, while these take block numbers before their parts commit, on
+	 * any replica.
+	 */
+	private List<String> replicatedTables() {
+		List<String> names = this.tables.stream().map((table) -> tableName(table.name())).toList();
+		return this.jdbc.sql(REPLICATED_TABLES)
+			.param("database", database())
+			.param("names", names)
+			.query((rs, n) -> rs.getString("name") + " (" + rs.getString("engine") + ")")
+			.list();
 	}
 
 }

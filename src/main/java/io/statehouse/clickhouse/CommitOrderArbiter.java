@@ -1,15 +1,17 @@
 package io.statehouse.clickhouse;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Claims decided by commit order, on one non-replicated MergeTree: a part's block number is
  * taken under the table's lock when the part is committed, so among the rows that claim a key
  * the one with the smallest {@code (_block_number, _block_offset)} was visible first, and every
  * claimant that reads after its own INSERT names it. The rows are the claims: there is nothing
- * to record and nothing to forget.
+ * to record and nothing to forget, and readers rank rows by commit order themselves.
  */
 class CommitOrderArbiter implements ClaimArbiter {
 
@@ -18,6 +20,26 @@ class CommitOrderArbiter implements ClaimArbiter {
 		// However late: the rows were committed when their INSERT was answered, and the read-back
 		// names the first of each key from the rows themselves.
 		return space.byCommitOrder(claims);
+	}
+
+	@Override
+	public String holds(String space, ClaimColumns columns, String candidates) {
+		return "true";
+	}
+
+	@Override
+	public String settings() {
+		return "";
+	}
+
+	@Override
+	public Set<ClaimKey> recorded(String space, Collection<ClaimKey> keys) {
+		return Set.of();
+	}
+
+	@Override
+	public Duration claimWindow() {
+		return Duration.ZERO;
 	}
 
 	@Override

@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
@@ -20,12 +22,13 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * it, and an INSERT of a key that exists is refused at once — a linearizable compare-and-set, no
  * read-back. A multi-row INSERT is one Keeper transaction: when it is refused, the keys that are
  * held already are looked up, their claims lose, and the others are inserted again, so no claim
- * pays for another's conflict.
+ * pays for another's conflict. Readers keep a row only when its claim is the recorded holder of
+ * its key (a point lookup of the candidates' keys in Keeper).
  *
  * <p>Keeper is no store for millions of keys: decided keys are forgotten once their winners are
- * recorded elsewhere, no sooner than {@code forgetAfter} after they were decided. A claim decided
- * longer ago than half that is therefore not recorded (its key may have been decided and
- * forgotten meanwhile): it loses and is decided again.
+ * materialized and their rows are two claim windows old. A claim decided longer ago than half a
+ * window is therefore not recorded (its key may have been decided and forgotten meanwhile): it
+ * loses and is decided again. The other half bounds how long its INSERT may take to land.
  *
  * <p>Every statement is bounded by {@code max_execution_time}: without a Keeper session, ClickHouse
  * would wait minutes for one whatever {@code keeper_max_retries} says.
@@ -40,6 +43,9 @@ class KeeperArbiter implements ClaimArbiter {
 
 	/** The holder of a key that a claim was too old to record: nobody this claim could be. */
 	private static final UUID NOBODY = new UUID(0, 0);
+
+	/** The claims table's name. */
+	static final String CLAIMS = "claims";
 
 	static final String CLAIMS_TABLE = """
 			CREATE TABLE IF NOT EXISTS {claims} (
@@ -62,38 +68,53 @@ class KeeperArbiter implements ClaimArbiter {
 			DELETE FROM {claims} WHERE key IN (:keys)
 			SETTINGS max_execution_time = {timeout}""";
 
+	private static final String HOLDS = """
+			({key}, toString({claim})) IN (
+			    SELECT key, holder FROM {claims} WHERE key IN (SELECT {key} {candidates}))""";
+
 	private final JdbcTemplate jdbcTemplate;
 
 	private final JdbcClient jdbc;
 
 	private final ClickHouseSchema schema;
 
-	private final Duration forgetAfter;
+	private final Duration claimWindow;
 
 	private final Duration timeout;
 
-	KeeperArbiter(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, Duration forgetAfter, Duration timeout) {
+	/**
+	 * @param claimWindow how long after its row was written a claim may still be recorded
+	 * @param timeout how long one statement may take (Keeper's answer included)
+	 */
+	KeeperArbiter(JdbcTemplate jdbcTemplate, ClickHouseSchema schema, Duration claimWindow, Duration timeout) {
 		this.jdbcTemplate = jdbcTemplate;
 		this.jdbc = JdbcClient.create(jdbcTemplate);
 		this.schema = schema;
-		this.forgetAfter = forgetAfter;
+		this.claimWindow = claimWindow;
 		this.timeout = timeout;
+	}
+
+	/** Reads from Keeper (a key no claim has): fails while ClickHouse has no Keeper session. */
+	void ping() {
+		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS max_execution_time = {timeout}"))
+			.query(Long.class)
+			.single();
 	}
 
 	/** The claims table, filed under the database and table prefix in the Keeper. */
 	static ClickHouseTable claimsTable(String database, String tablePrefix) {
-		return new ClickHouseTable("claims",
+		return new ClickHouseTable(CLAIMS,
 				CLAIMS_TABLE.replace("{keeperPath}", "/" + database + "/" + tablePrefix + "claims"));
 	}
 
 	@Override
 	public <C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt) {
 		Map<String, C> pending = new HashMap<>();
-		for (C claim : claims) {
+		for (C claim : space.recordable(claims)) {
 			pending.put(key(space.name(), space.key(claim)), claim);
 		}
 		Map<ClaimKey, @Nullable UUID> holders = new HashMap<>();
-		if (System.nanoTime() - decidedAt >= this.forgetAfter.toNanos() / 2) {
+		if (System.nanoTime() - decidedAt >= this.claimWindow.toNanos() / 2) {
 			// Too old to record safely: these claims lose and are decided again.
 			pending.values().forEach((claim) -> holders.put(space.key(claim), NOBODY));
 			return space.byHolders(claims, holders);
@@ -124,6 +145,36 @@ class KeeperArbiter implements ClaimArbiter {
 					: new IllegalStateException("Claims of " + space.name() + " were neither recorded nor refused");
 		}
 		return space.byHolders(claims, holders);
+	}
+
+	@Override
+	public String holds(String space, ClaimColumns columns, String candidates) {
+		String key = "concat('" + space + "|', toString(" + columns.number() + "), '|', " + columns.id() + ")";
+		return HOLDS.replace("{key}", key).replace("{claim}", columns.claim()).replace("{candidates}", candidates);
+	}
+
+	@Override
+	public String settings() {
+		return sql("SETTINGS max_execution_time = {timeout}");
+	}
+
+	@Override
+	public Set<ClaimKey> recorded(String space, Collection<ClaimKey> keys) {
+		Map<String, ClaimKey> byName = new HashMap<>();
+		keys.forEach((key) -> byName.put(key(space, key), key));
+		Set<ClaimKey> recorded = new HashSet<>();
+		List<String> names = new ArrayList<>(byName.keySet());
+		for (int from = 0; from < names.size(); from += MAX_KEYS_PER_INSERT) {
+			lookup(names.subList(from, Math.min(names.size(), from + MAX_KEYS_PER_INSERT)))
+				.keySet()
+				.forEach((name) -> recorded.add(byName.get(name)));
+		}
+		return recorded;
+	}
+
+	@Override
+	public Duration claimWindow() {
+		return this.claimWindow;
 	}
 
 	@Override

@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -11,6 +12,9 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.UUID;
 
+import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
+import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import io.statehouse.lock.LockRecord.Kind;
@@ -32,9 +36,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  *
  * <p>Commit order and block order agree only on a single, non-replicated MergeTree: on a
  * replicated table block numbers are allocated in Keeper before the part commits. There the
- * claims are to be settled by Keeper instead ({@link io.statehouse.clickhouse.ClaimArbiter}).
+ * claims are settled by Keeper instead ({@link ClaimArbiter}), and readers keep only the rows
+ * whose claims Keeper recorded.
+ *
+ * <p>{@code lock_latest} keeps each lock's latest winner once it is decided (folded by
+ * {@link LockMaterializer}), with no TTL: the lock's slots and fencing tokens continue from it
+ * after the claims' rows expired, and the arbiter can forget the keys of folded slots.
  */
-class ClickHouseLockRepository implements LockRepository {
+class ClickHouseLockRepository implements LockRepository, LockMaterializerRepository {
 
 	static final String CLAIMS_TABLE = """
 			CREATE TABLE IF NOT EXISTS {lock_claims} (
@@ -51,12 +60,31 @@ class ClickHouseLockRepository implements LockRepository {
 			    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
 			    acquired_at DateTime64(6) DEFAULT written_at,
 			    expires_at DateTime64(6) DEFAULT written_at + toIntervalMillisecond(ttl_ms),
-			    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at
+			    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at,
+			    INDEX written written_at TYPE minmax GRANULARITY 1
 			)
 			ENGINE = MergeTree
 			ORDER BY (lock_id, slot)
 			TTL toDateTime(expires_at) + INTERVAL 2 DAY
 			SETTINGS enable_block_number_column = 1, {durable}""";
+
+	/** The latest decided winner of each lock: its slot and what the lock became. */
+	static final String LATEST_TABLE = """
+			CREATE TABLE IF NOT EXISTS {lock_latest} (
+			    lock_id String,
+			    slot UInt64,
+			    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
+			    claim_id UUID,
+			    token UUID,
+			    owner String,
+			    ttl_ms UInt32,
+			    fencing UInt64,
+			    acquired_at DateTime64(6),
+			    expires_at DateTime64(6)
+			)
+			ENGINE = ReplacingMergeTree(slot)
+			ORDER BY lock_id
+			SETTINGS {durable}""";
 
 	/** A grant: ClickHouse fills in the fencing token and the times. */
 	private static final String GRANT = """
@@ -76,36 +104,66 @@ class ClickHouseLockRepository implements LockRepository {
 	 * whether it won and what ClickHouse stamped on its claim (each column read costs this engine).
 	 */
 	private static final String CLAIMS_OF_SLOT = """
-			SELECT claim_id, fencing, acquired_at, expires_at, void, _block_number
+			SELECT claim_id, fencing, acquired_at, expires_at, void, _block_number AS block
 			FROM {lock_claims}
 			WHERE lock_id = :id AND slot = :slot""";
 
+	/** One claim's own row, as ClickHouse stamped it. */
+	private static final String CLAIM = """
+			SELECT claim_id, fencing, acquired_at, expires_at, void
+			FROM {lock_claims}
+			WHERE lock_id = :id AND slot = :slot AND claim_id = :claim""";
+
 	/**
-	 * Every claim of the latest slot, with its commit order, and whether each is a lease still
-	 * running by ClickHouse's clock. Read in the table's order, from the end; void claims changed
-	 * nothing and take no slot.
+	 * The winning claims of the latest slot, with their commit order, and whether each is a lease
+	 * still running by ClickHouse's clock: from the claims that hold their slot (void claims changed
+	 * nothing and take no slot), and the latest folded winner. At equal slots the folded row comes
+	 * first; it is the same claim.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
-			SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms,
-			       _block_number, kind != 'release' AND expires_at > now64(6) AS held
-			FROM {lock_claims}
-			WHERE lock_id = :id AND NOT void
+			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, block,
+			       kind != 'release' AND expires_at > now64(6) AS live
+			FROM (
+			    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, acquired_at, expires_at,
+			           ttl_ms, _block_number AS block
+			    FROM {lock_claims}
+			    WHERE lock_id = :id AND NOT void AND {held}
+			    UNION ALL
+			    SELECT lock_id, slot, toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, 0
+			    FROM {lock_latest} FINAL
+			    WHERE lock_id = :id
+			)
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
+
+	/**
+	 * The claims of a lock that may hold its latest slot: newer than its folded winner, and in one
+	 * of its two highest slots — every claim is of the slot after the latest one held, so no slot
+	 * is claimed before the one below it was held.
+	 */
+	private static final String UNFOLDED = """
+			FROM {lock_claims}
+			WHERE lock_id = :id AND slot > (SELECT max(slot) FROM {lock_latest} WHERE lock_id = :id)
+			  AND slot + 1 >= (SELECT max(slot) FROM {lock_claims} WHERE lock_id = :id)""";
 
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
 			       latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
 			       latest.2.8 AS ttl_ms
 			FROM (
-			    SELECT lock_id, argMax((slot, winner), slot) AS latest
+			    SELECT lock_id, argMax((slot, winner), (slot, folded)) AS latest
 			    FROM (
 			        SELECT lock_id, slot,
 			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
-			                      _block_number) AS winner
+			                      _block_number) AS winner, 0 AS folded
 			        FROM {lock_claims}
-			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND NOT void
+			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND NOT void AND {held}
 			        GROUP BY lock_id, slot
+			        UNION ALL
+			        SELECT lock_id, slot, (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
+			               1
+			        FROM {lock_latest} FINAL
+			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after
 			    )
 			    GROUP BY lock_id
 			)
@@ -113,24 +171,111 @@ class ClickHouseLockRepository implements LockRepository {
 			ORDER BY lock_id
 			LIMIT :limit""";
 
+	/** The claims of the listed locks that may hold their latest slots, as {@link #UNFOLDED}. */
+	private static final String UNFOLDED_LISTED = """
+			FROM {lock_claims}
+			LEFT ANY JOIN (SELECT lock_id, max(slot) AS folded FROM {lock_latest}
+			               WHERE startsWith(lock_id, :prefix) AND lock_id > :after GROUP BY lock_id) AS f USING lock_id
+			LEFT ANY JOIN (SELECT lock_id, max(slot) AS top FROM {lock_claims}
+			               WHERE startsWith(lock_id, :prefix) AND lock_id > :after GROUP BY lock_id) AS t USING lock_id
+			WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND slot > folded AND slot + 1 >= top""";
+
+	/** ClickHouse's clock in µs, less a duration. */
+	private static final String BEFORE = "SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000";
+
+	/**
+	 * Folds the latest winner of every lock changed in {@code (from, to]} into {@code lock_latest},
+	 * when it is later than the slot folded already: rerun or run by several instances, it adds
+	 * nothing new.
+	 */
+	private static final String FOLD = """
+			INSERT INTO {lock_latest} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at,
+			                           expires_at)
+			SELECT lock_id, n.w.1, n.w.2.1, n.w.2.2, n.w.2.3, n.w.2.4, n.w.2.5, n.w.2.6, n.w.2.7, n.w.2.8
+			FROM (
+			    SELECT lock_id, argMax((slot, winner), slot) AS w
+			    FROM (
+			        SELECT lock_id, slot,
+			               argMin((kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, expires_at), _block_number)
+			                   AS winner
+			        FROM {lock_claims}
+			        LEFT ANY JOIN {folded} USING lock_id
+			        WHERE {changed} AND slot > folded AND NOT void AND {held}
+			        GROUP BY lock_id, slot
+			    )
+			    GROUP BY lock_id
+			) AS n""";
+
+	/** The claims of the locks changed in {@code (from, to]} that may hold their latest slots, as {@link #UNFOLDED}. */
+	private static final String UNFOLDED_CHANGED = """
+			FROM {lock_claims}
+			LEFT ANY JOIN {folded} USING lock_id
+			LEFT ANY JOIN (SELECT lock_id, max(slot) AS top FROM {lock_claims} WHERE {changed} GROUP BY lock_id) AS t
+			    USING lock_id
+			WHERE {changed} AND slot > folded AND slot + 1 >= top""";
+
+	/** The slot each lock changed in {@code (from, to]} is folded up to. */
+	private static final String FOLDED = """
+			(SELECT lock_id, max(slot) AS folded FROM {lock_latest} WHERE {changed} GROUP BY lock_id) AS f""";
+
+	/** The locks with a claim written in {@code (from, to]} (µs since the epoch). */
+	private static final String CHANGED = """
+			lock_id IN (SELECT lock_id FROM {lock_claims}
+			            WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to))""";
+
+	/**
+	 * The folded slots whose last claim was written in {@code (from, to]}: a slot's key goes once
+	 * every row that claims it is that old (the winner may have been written after a loser).
+	 */
+	private static final String FOLDED_SLOTS = """
+			SELECT lock_id, slot
+			FROM {lock_claims}
+			LEFT ANY JOIN (SELECT lock_id, max(slot) AS folded FROM {lock_latest} GROUP BY lock_id) AS f USING lock_id
+			WHERE {changed}
+			  AND slot <= folded
+			GROUP BY lock_id, slot
+			HAVING max(written_at) > fromUnixTimestamp64Micro(:from) AND max(written_at) <= fromUnixTimestamp64Micro(:to)""";
+
 	private final JdbcClient jdbc;
 
 	private final ClickHouseSchema schema;
 
-	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema) {
+	private final String latestSlot;
+
+	private final String live;
+
+	private final String fold;
+
+	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter) {
 		this.jdbc = jdbc;
 		this.schema = schema;
+		// Reads that ask the arbiter wait for it no longer than its own statements do.
+		this.latestSlot = schema
+			.sql(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED)) + "\n" + arbiter.settings());
+		this.live = schema.sql(LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED)) + "\n" + arbiter.settings());
+		this.fold = schema.sql(FOLD.replace("{held}", held(arbiter, UNFOLDED_CHANGED))
+			.replace("{folded}", FOLDED)
+			.replace("{changed}", CHANGED));
+	}
+
+	/** The arbiter's condition that a claim's row won its slot. */
+	private static String held(ClaimArbiter arbiter, String candidates) {
+		return arbiter.holds(LockSlotClaims.NAME, new ClaimColumns("lock_id", "slot", "claim_id"), candidates);
 	}
 
 	static ClickHouseTable claimsTable() {
 		return new ClickHouseTable("lock_claims", CLAIMS_TABLE);
 	}
 
+	static ClickHouseTable latestTable() {
+		return new ClickHouseTable("lock_latest", LATEST_TABLE);
+	}
+
 	@Override
 	public LockSnapshot read(String id) {
-		return this.jdbc.sql(this.schema.sql(CLAIMS_OF_LATEST_SLOT))
+		return this.jdbc.sql(this.latestSlot)
 			.param("id", id)
-			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(record(rs), rs.getBoolean("held")), rs))
+			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(record(rs), rs.getBoolean("live")), rs))
 			.list()
 			.stream()
 			.min(InCommitOrder.ORDER)
@@ -174,6 +319,37 @@ class ClickHouseLockRepository implements LockRepository {
 		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
 	}
 
+	@Override
+	public @Nullable Written written(Claim claim) {
+		return this.jdbc.sql(this.schema.sql(CLAIM))
+			.param("id", claim.id())
+			.param("slot", claim.slot())
+			.param("claim", claim.claimId())
+			.query((rs, n) -> new Written(claimed(claim, rs), rs.getBoolean("void")))
+			.optional()
+			.orElse(null);
+	}
+
+	@Override
+	public Instant before(Duration duration) {
+		long micros = this.jdbc.sql(BEFORE).param("millis", duration.toMillis()).query(Long.class).single();
+		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+	}
+
+	@Override
+	public long fold(Instant from, Instant to) {
+		return this.jdbc.sql(this.fold).param("from", micros(from)).param("to", micros(to)).update();
+	}
+
+	@Override
+	public List<ClaimKey> foldedSlots(Instant from, Instant to) {
+		return this.jdbc.sql(this.schema.sql(FOLDED_SLOTS.replace("{changed}", CHANGED)))
+			.param("from", micros(from))
+			.param("to", micros(to))
+			.query((rs, n) -> new ClaimKey(rs.getString("lock_id"), rs.getLong("slot")))
+			.list();
+	}
+
 	/** An integer is a DateTime64(6)'s count of µs since the epoch, whatever the timezone. */
 	private static long micros(Instant instant) {
 		return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000);
@@ -181,7 +357,7 @@ class ClickHouseLockRepository implements LockRepository {
 
 	@Override
 	public List<LockRecord> live(String prefix, @Nullable String after, int limit) {
-		return this.jdbc.sql(this.schema.sql(LIVE))
+		return this.jdbc.sql(this.live)
 			.param("prefix", prefix)
 			.param("after", (after != null) ? after : "")
 			.param("limit", limit)
@@ -222,7 +398,7 @@ class ClickHouseLockRepository implements LockRepository {
 		static final Comparator<InCommitOrder<?>> ORDER = Comparator.comparingLong(InCommitOrder::block);
 
 		InCommitOrder(T value, ResultSet rs) throws SQLException {
-			this(value, rs.getLong("_block_number"));
+			this(value, rs.getLong("block"));
 		}
 
 	}

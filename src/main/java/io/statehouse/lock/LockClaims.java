@@ -15,7 +15,7 @@ import org.springframework.dao.DataAccessException;
 
 /**
  * How a lock changes: every change — grant, renewal, release — claims the next slot of that id,
- * and the first committed claim wins it (see {@link ClickHouseLockRepository}). So a renewal
+ * and the {@link ClaimArbiter} decides which claim wins it (see {@link ClickHouseLockRepository}). So a renewal
  * racing an acquisition after expiry is decided like two acquisitions: exactly one wins, and
  * the loser looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
  *
@@ -31,14 +31,15 @@ class LockClaims {
 
 	private final ClaimArbiter arbiter;
 
-	private final LockSlotClaims slots;
-
 	/**
-	 * The latest slot this instance won, per id. Entries are written moments after their row and
-	 * forgotten within an hour, long before the table's TTL could remove the row: so the slot
-	 * after a remembered one is never a slot ClickHouse has already forgotten.
+	 * The latest slot this instance won, per id, and when the claim that won it was decided.
+	 * Entries are written moments after their row and forgotten within an hour, long before the
+	 * table's TTL could remove the row: so the slot after a remembered one is never a slot
+	 * ClickHouse has already forgotten. A claim made from memory counts as decided when the
+	 * remembered claim was, so an arbiter that forgets decided keys refuses it once the memory is
+	 * too old to trust.
 	 */
-	private final Cache<String, LockRecord> claimed = Caffeine.newBuilder()
+	private final Cache<String, Known> claimed = Caffeine.newBuilder()
 		.maximumSize(100_000)
 		.expireAfterWrite(Duration.ofHours(1))
 		.build();
@@ -46,7 +47,6 @@ class LockClaims {
 	LockClaims(LockRepository repository, ClaimArbiter arbiter) {
 		this.repository = repository;
 		this.arbiter = arbiter;
-		this.slots = new LockSlotClaims(repository);
 	}
 
 	/**
@@ -54,10 +54,13 @@ class LockClaims {
 	 * first.
 	 */
 	Attempt grant(String id, String owner, Duration ttl) {
-		LockRecord previous = this.claimed.getIfPresent(id);
+		Known known = this.claimed.getIfPresent(id);
+		LockRecord previous = (known != null) ? known.record() : null;
+		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean free = previous != null && !previous.isLease();
 		while (true) {
 			if (!free) {
+				decidedAt = System.nanoTime();
 				LockSnapshot lock = this.repository.read(id);
 				LockRecord holder = lock.holder();
 				if (holder != null) {
@@ -65,7 +68,7 @@ class LockClaims {
 				}
 				previous = lock.latest();
 			}
-			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl));
+			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl), decidedAt);
 			if (granted != null) {
 				return new Attempt(granted, null, previous);
 			}
@@ -79,8 +82,9 @@ class LockClaims {
 	 */
 	LockRecord renew(String id, UUID token, @Nullable Duration ttl) {
 		while (true) {
+			long decidedAt = System.nanoTime();
 			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
-			LockRecord renewed = claim(Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()));
+			LockRecord renewed = claim(Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()), decidedAt);
 			if (renewed != null) {
 				return renewed;
 			}
@@ -95,10 +99,13 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold it
 	 */
 	void release(String id, @Nullable UUID token, boolean force) {
-		LockRecord holder = force ? null : this.claimed.getIfPresent(id);
+		Known known = force ? null : this.claimed.getIfPresent(id);
+		LockRecord holder = (known != null) ? known.record() : null;
+		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
 		while (true) {
 			if (!granted) {
+				decidedAt = System.nanoTime();
 				holder = this.repository.read(id).holder();
 				if (holder == null) {
 					throw LockNotFoundException.forId(id);
@@ -107,7 +114,7 @@ class LockClaims {
 					throw LockConflictException.notHolder(id);
 				}
 			}
-			if (claim(Claim.release(holder)) != null) {
+			if (claim(Claim.release(holder), decidedAt) != null) {
 				return;
 			}
 			granted = false;
@@ -128,9 +135,9 @@ class LockClaims {
 	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
 	 * {@link ReadBack#PATIENCE}), so that no grant is made that nobody knows the
 	 * token of.
+	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
 	 */
-	private @Nullable LockRecord claim(Claim claim) {
-		long decidedAt = System.nanoTime();
+	private @Nullable LockRecord claim(Claim claim, long decidedAt) {
 		DataAccessException unanswered = null;
 		try {
 			this.repository.append(claim);
@@ -138,7 +145,8 @@ class LockClaims {
 		catch (DataAccessException ex) {
 			unanswered = ex;
 		}
-		Outcome outcome = this.arbiter.settle(this.slots, List.of(claim), decidedAt).get(claim);
+		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this.repository, claim), List.of(claim), decidedAt)
+			.get(claim);
 		if (!outcome.written()) {
 			if (unanswered != null) {
 				throw unanswered;
@@ -148,7 +156,9 @@ class LockClaims {
 		LockRecord won = outcome.won();
 		if (won != null) {
 			// Claims of this instance may finish out of order: remember the latest slot.
-			this.claimed.asMap().merge(claim.id(), won, (known, latest) -> (latest.slot() > known.slot()) ? latest : known);
+			this.claimed.asMap()
+				.merge(claim.id(), new Known(won, decidedAt),
+						(known, latest) -> (latest.record().slot() > known.record().slot()) ? latest : known);
 		}
 		else {
 			this.claimed.invalidate(claim.id());
@@ -162,6 +172,10 @@ class LockClaims {
 			throw LockConflictException.notHolder(id);
 		}
 		return holder;
+	}
+
+	/** A slot this instance won, and when the claim that won it was decided. */
+	private record Known(LockRecord record, long decidedAt) {
 	}
 
 	/**

@@ -1,15 +1,24 @@
 package io.statehouse.lock;
 
+import java.time.Duration;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.FixedDelayTask;
 
-/** The lock claims table and its repository. */
+/** The lock tables, their repository and the lock materializer's schedule. */
 @Configuration(proxyBeanMethods = false)
 class LockConfiguration {
+
+	/** How often each instance folds decided lock winners (readers look past the folded slot). */
+	private static final Duration MATERIALIZER_INTERVAL = Duration.ofSeconds(5);
 
 	@Bean
 	ClickHouseTable lockClaimsTable() {
@@ -17,8 +26,25 @@ class LockConfiguration {
 	}
 
 	@Bean
-	ClickHouseLockRepository lockRepository(JdbcClient jdbc, ClickHouseSchema schema) {
-		return new ClickHouseLockRepository(jdbc, schema);
+	ClickHouseTable lockLatestTable() {
+		return ClickHouseLockRepository.latestTable();
+	}
+
+	@Bean
+	ClickHouseLockRepository lockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter) {
+		return new ClickHouseLockRepository(jdbc, schema, arbiter);
+	}
+
+	@Bean
+	LockMaterializer lockMaterializer(LockMaterializerRepository repository, ClaimArbiter arbiter,
+			MeterRegistry meters) {
+		return new LockMaterializer(repository, arbiter, meters);
+	}
+
+	@Bean
+	SchedulingConfigurer lockMaterializerSchedule(LockMaterializer materializer) {
+		return (registrar) -> registrar
+			.addFixedDelayTask(new FixedDelayTask(materializer::run, MATERIALIZER_INTERVAL, MATERIALIZER_INTERVAL));
 	}
 
 }

@@ -8,12 +8,14 @@ import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClaimSpace;
 import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRepository.Outcome;
+import io.statehouse.lock.LockRepository.Written;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Claims of lock slots, for the arbiter: key {@code (lock id, slot)}. By commit order the
- * {@code lock_claims} read-back decides; once an arbiter of record names the holder, a winner
- * reads what ClickHouse stamped on its row (times, fencing token).
+ * The claim of a lock slot, for the arbiter: key {@code (lock id, slot)}. By commit order the
+ * {@code lock_claims} read-back decides; an arbiter of record records the claim only if its row
+ * was written and is not void (it changed nothing, so it takes no slot), and a winner answers
+ * with what ClickHouse stamped on its row (times, fencing token).
  */
 final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
@@ -21,8 +23,13 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	private final LockRepository repository;
 
-	LockSlotClaims(LockRepository repository) {
+	private final Claim claim;
+
+	private @Nullable Written written;
+
+	LockSlotClaims(LockRepository repository, Claim claim) {
 		this.repository = repository;
+		this.claim = claim;
 	}
 
 	@Override
@@ -41,22 +48,25 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 	}
 
 	@Override
+	public List<Claim> recordable(List<Claim> claims) {
+		this.written = ReadBack.withPatience(() -> this.repository.written(this.claim), ReadBack.PATIENCE);
+		return (this.written != null && !this.written.isVoid()) ? List.of(this.claim) : List.of();
+	}
+
+	@Override
 	public Map<Claim, Outcome> byCommitOrder(List<Claim> claims) {
-		Claim claim = claims.get(0);
-		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), ReadBack.PATIENCE));
+		return Map.of(this.claim,
+				ReadBack.withPatience(() -> this.repository.readBack(this.claim), ReadBack.PATIENCE));
 	}
 
 	@Override
 	public Map<Claim, Outcome> byHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
-		Claim claim = claims.get(0);
-		UUID holder = holders.get(key(claim));
-		if (holder == null) {
-			return Map.of(claim, new Outcome(false, null));
+		UUID holder = holders.get(key(this.claim));
+		Written row = this.written;
+		if (row == null) {
+			return Map.of(this.claim, new Outcome(false, null));
 		}
-		if (!holder.equals(claim.claimId())) {
-			return Map.of(claim, new Outcome(true, null));
-		}
-		return Map.of(claim, ReadBack.withPatience(() -> this.repository.readBack(claim), ReadBack.PATIENCE));
+		return Map.of(this.claim, new Outcome(true, this.claim.claimId().equals(holder) ? row.record() : null));
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import io.statehouse.support.StatehouseClient;
@@ -56,6 +57,9 @@ class ChangelogProtocolTests {
 
 	@Autowired
 	ClickHouseSchema schema;
+
+	@Autowired
+	ClaimArbiter arbiter;
 
 	@Autowired
 	StatehouseClient client;
@@ -214,8 +218,8 @@ class ChangelogProtocolTests {
 				new ChangelogProperties.Writer(Duration.ofMillis(5), 1000, DataSize.ofMegabytes(8), DataSize.ofMegabytes(64),
 						Duration.ofSeconds(30), 100, 1),
 				new ChangelogProperties.Materializer(false, Duration.ofHours(1), Duration.ofMillis(200), 2));
-		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.materializerRepository, new TailWatermark(),
-				properties, new SimpleMeterRegistry());
+		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.materializerRepository, this.arbiter,
+				new TailWatermark(), properties, new SimpleMeterRegistry());
 		this.materializerRepository.failWatermark = true;
 		readOnly.scheduled();
 		readOnly.scheduled();

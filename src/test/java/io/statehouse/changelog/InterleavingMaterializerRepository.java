@@ -3,6 +3,8 @@ package io.statehouse.changelog;
 import java.time.Duration;
 import java.util.List;
 
+import io.statehouse.clickhouse.ClaimKey;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -66,8 +68,18 @@ class InterleavingMaterializerRepository implements MaterializerRepository {
 	}
 
 	@Override
-	public long cut(long fromBlock) {
-		return this.delegate.cut(fromBlock);
+	public long cut(long fromBlock, Duration decidedAfter) {
+		return this.delegate.cut(fromBlock, decidedAfter);
+	}
+
+	@Override
+	public List<ClaimKey> claimed(long fromBlock, long toBlock) {
+		return this.delegate.claimed(fromBlock, toBlock);
+	}
+
+	@Override
+	public void recordForgotten(long block) {
+		this.delegate.recordForgotten(block);
 	}
 
 	@Override

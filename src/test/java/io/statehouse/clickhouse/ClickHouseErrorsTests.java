@@ -41,6 +41,21 @@ class ClickHouseErrorsTests {
 				new DataAccessResourceFailureException("insert", new ConnectException("Connection refused")))).isTrue();
 		assertThat(ClickHouseErrors.certainlyNotApplied(
 				new DataAccessResourceFailureException("insert", new IOException("Read timed out")))).isFalse();
+		assertThat(ClickHouseErrors.certainlyNotApplied(new UncategorizedSQLException("insert", STATEMENT,
+				new SQLException("Code: 999. Coordination::Exception: Connection loss. (KEEPER_EXCEPTION)", "HY000",
+						999)))).isFalse();
+	}
+
+	@Test
+	void aKeeperOrReplicaAwayIsAnOutage() {
+		assertThat(ClickHouseErrors.isOutage(new UncategorizedSQLException("insert", STATEMENT,
+				new SQLException("Code: 999. Coordination::Exception: Session expired. (KEEPER_EXCEPTION)", "HY000",
+						999)))).isTrue();
+		assertThat(ClickHouseErrors.isOutage(new UncategorizedSQLException("insert", STATEMENT,
+				new SQLException("Code: 242. DB::Exception: Table is in readonly mode. (TABLE_IS_READ_ONLY)", "HY000",
+						242)))).isTrue();
+		assertThat(ClickHouseErrors.isOutage(new BadSqlGrammarException("query", STATEMENT,
+				new SQLException("Code: 62. DB::Exception: Syntax error. (SYNTAX_ERROR)", "42000", 62)))).isFalse();
 	}
 
 }

@@ -34,7 +34,7 @@ import static org.awaitility.Awaitility.await;
  */
 class KeeperArbiterTests {
 
-	private static final Duration FORGET_AFTER = Duration.ofMinutes(5);
+	private static final Duration CLAIM_WINDOW = Duration.ofMinutes(5);
 
 	@TempDir
 	static Path directory;
@@ -61,12 +61,12 @@ class KeeperArbiterTests {
 		pool.setMaximumPoolSize(8);
 		pools.add(pool);
 		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", "arbiter", "", 8,
-				Duration.ofSeconds(3), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER,
+				Duration.ofSeconds(3), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null));
 		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
 				List.of(KeeperArbiter.claimsTable("arbiter", "")));
 		schema.afterPropertiesSet();
-		return new KeeperArbiter(new JdbcTemplate(pool), schema, FORGET_AFTER, Duration.ofSeconds(5));
+		return new KeeperArbiter(new JdbcTemplate(pool), schema, CLAIM_WINDOW, Duration.ofSeconds(5));
 	}
 
 	@AfterAll
@@ -103,7 +103,7 @@ class KeeperArbiterTests {
 	@Test
 	void aClaimDecidedTooLongAgoIsNotRecordedAndLoses() {
 		TestClaim stale = TestClaim.of("stale", 1);
-		long decidedLongAgo = System.nanoTime() - FORGET_AFTER.toNanos();
+		long decidedLongAgo = System.nanoTime() - CLAIM_WINDOW.toNanos();
 		assertThat(first.settle(SPACE, List.of(stale), decidedLongAgo)).containsEntry(stale, Verdict.LOST);
 		TestClaim fresh = TestClaim.of("stale", 1);
 		assertThat(second.settle(SPACE, List.of(fresh), System.nanoTime())).containsEntry(fresh, Verdict.WON);

@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
+import io.statehouse.lock.LockRepository.Written;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -108,6 +109,11 @@ class LapsedLeaseTests {
 		@Override
 		public Outcome readBack(Claim claim) {
 			return this.delegate.readBack(claim);
+		}
+
+		@Override
+		public @Nullable Written written(Claim claim) {
+			return this.delegate.written(claim);
 		}
 
 		@Override

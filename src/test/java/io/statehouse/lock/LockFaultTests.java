@@ -10,6 +10,7 @@ import io.statehouse.support.EngineProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseClientConfiguration;
+import io.statehouse.lock.LockRepository.Written;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -153,6 +154,11 @@ class LockFaultTests {
 				@Override
 				public Outcome readBack(Claim claim) {
 					return repository.readBack(claim);
+				}
+
+				@Override
+				public @Nullable Written written(Claim claim) {
+					return repository.written(claim);
 				}
 
 				@Override

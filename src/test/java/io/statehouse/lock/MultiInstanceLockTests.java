@@ -1,11 +1,9 @@
 package io.statehouse.lock;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
+import io.statehouse.support.CriticalSections;
 import io.statehouse.support.Race;
 import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
@@ -13,6 +11,8 @@ import io.statehouse.support.StatehouseClient.Response;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,60 +22,49 @@ import static org.assertj.core.api.Assertions.assertThat;
  * engine race for one lock — the seed plugin's own race test, scaled — and use it to guard a
  * read-modify-write; fencing tokens keep increasing across restarts.
  */
+@TestInstance(Lifecycle.PER_CLASS)
 class MultiInstanceLockTests {
 
 	private static final int WORKERS = 16;
 
+	/** Lock-guarded increments per worker. */
+	private static final int ROUNDS = 12;
+
 	@TempDir
 	static Path directory;
 
-	static SharedEngine deployment;
+	SharedEngine deployment;
 
-	static List<StatehouseClient> clients;
+	List<StatehouseClient> clients;
 
 	@BeforeAll
-	static void startTwoInstancesOnOneEngine() throws Exception {
-		deployment = SharedEngine.start(directory, "multi_instance_locks");
-		clients = deployment.startServices(2);
+	void startTwoInstancesOnOneEngine() throws Exception {
+		this.deployment = deploy(directory, "multi_instance_locks");
+		this.clients = this.deployment.startServices(2);
+	}
+
+	/** The deployment the suite runs on: claims decided by commit order. */
+	SharedEngine deploy(Path directory, String database) throws Exception {
+		return SharedEngine.start(directory, database);
 	}
 
 	@AfterAll
-	static void stop() throws Exception {
-		deployment.close();
+	void stop() throws Exception {
+		this.deployment.close();
 	}
 
 	@Test
 	void criticalSectionsOfSixteenWorkersOnTwoInstancesNeverOverlap() throws Exception {
-		ConcurrentLinkedQueue<long[]> sections = new ConcurrentLinkedQueue<>();
-		Race.run(WORKERS, (worker) -> {
-			StatehouseClient client = clients.get(worker % 2);
-			Response granted = acquire(client, "race:section", "worker-" + worker);
-			long enter = System.nanoTime();
-			Thread.sleep(25);
-			long exit = System.nanoTime();
-			sections.add(new long[] { enter, exit, granted.json().get("fencingToken").asLong() });
-			assertThat(client.delete("/locks/race:section", "Lock-Token", granted.json().get("token").asString())
-				.status()).isEqualTo(204);
-			return null;
-		});
-		List<long[]> ordered = new ArrayList<>(sections);
-		assertThat(ordered).as("every worker got the lock").hasSize(WORKERS);
-		ordered.sort(Comparator.comparingLong((long[] section) -> section[0]));
-		for (int i = 1; i < ordered.size(); i++) {
-			assertThat(ordered.get(i)[0]).as("section %d starts after section %d ended", i, i - 1)
-				.isGreaterThan(ordered.get(i - 1)[1]);
-			assertThat(ordered.get(i)[2]).as("fencing tokens increase with every grant")
-				.isGreaterThan(ordered.get(i - 1)[2]);
-		}
+		CriticalSections.neverOverlap(this.clients, "race:section", WORKERS);
 	}
 
 	@Test
-	void aLockGuardedCounterOfSixteenWorkersTimesTwentyFiveRoundsCountsFourHundred() throws Exception {
+	void aLockGuardedCounterOfSixteenWorkersTimesTwelveRoundsCountsEveryIncrement() throws Exception {
 		String id = "race:counter";
 		clients.get(0).put("/states/" + id, "{\"count\":0}");
 		Race.run(WORKERS, (worker) -> {
 			StatehouseClient client = clients.get(worker % 2);
-			for (int round = 0; round < 25; round++) {
+			for (int round = 0; round < ROUNDS; round++) {
 				String token = acquire(client, id, "worker-" + worker).json().get("token").asString();
 				long count = client.get("/states/" + id).json().get("count").asLong();
 				Response written = client.put("/states/" + id, "{\"count\":" + (count + 1) + "}", "Lock-Token", token);
@@ -84,7 +73,7 @@ class MultiInstanceLockTests {
 			}
 			return null;
 		});
-		assertThat(clients.get(1).get("/states/" + id).json().get("count").asLong()).isEqualTo(WORKERS * 25);
+		assertThat(clients.get(1).get("/states/" + id).json().get("count").asLong()).isEqualTo(WORKERS * ROUNDS);
 	}
 
 	@Test

@@ -10,9 +10,12 @@ import io.statehouse.support.Race;
 import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
@@ -22,24 +25,37 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Invariant 3 across service instances: two Statehouse processes share one ClickHouse engine
  * (a third process) and race on the same ids.
  */
+@TestInstance(Lifecycle.PER_CLASS)
 class MultiInstanceWritersTests {
 
 	@TempDir
 	static Path directory;
 
-	static SharedEngine deployment;
+	@Nullable AutoCloseable deployment;
 
-	static List<StatehouseClient> clients;
+	List<StatehouseClient> clients;
 
 	@BeforeAll
-	static void startTwoInstancesOnOneEngine() throws Exception {
-		deployment = SharedEngine.start(directory, "multi_instance");
-		clients = deployment.startServices(2);
+	void startTwoInstances() throws Exception {
+		this.clients = startInstances(directory);
+	}
+
+	/**
+	 * Starts the deployment the suite runs on — two instances sharing one engine, claims decided
+	 * by commit order — and keeps it to stop.
+	 * @return a client for each of two instances
+	 */
+	List<StatehouseClient> startInstances(Path directory) throws Exception {
+		SharedEngine engine = SharedEngine.start(directory, "multi_instance");
+		this.deployment = engine;
+		return engine.startServices(2);
 	}
 
 	@AfterAll
-	static void stop() throws Exception {
-		deployment.close();
+	void stop() throws Exception {
+		if (this.deployment != null) {
+			this.deployment.close();
+		}
 	}
 
 	@Test

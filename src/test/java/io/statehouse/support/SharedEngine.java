@@ -4,10 +4,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A deployment of several service instances on one ClickHouse: the embedded engine in a process
- * of its own, and service processes that share it, all on one database. The engine can be
- * killed ({@code kill -9}) and started again on its data and port; closing stops everything.
+ * of its own, and service processes that share it, all on one database — with claims decided by
+ * commit order, or by a real ZooKeeper the engine is given as its Keeper. The engine and the
+ * ZooKeeper can be killed ({@code kill -9}) and started again on their data and ports; closing
+ * stops everything.
  */
 public final class SharedEngine implements AutoCloseable {
 
@@ -15,23 +19,45 @@ public final class SharedEngine implements AutoCloseable {
 
 	private final String database;
 
+	private final @Nullable ZooKeeperProcess zooKeeper;
+
+	private final @Nullable Path config;
+
 	private EngineProcess engine;
 
 	private final List<ServiceProcess> services = new ArrayList<>();
 
-	private SharedEngine(Path directory, String database, EngineProcess engine) {
+	private SharedEngine(Path directory, String database, @Nullable ZooKeeperProcess zooKeeper, @Nullable Path config,
+			EngineProcess engine) {
 		this.directory = directory;
 		this.database = database;
+		this.zooKeeper = zooKeeper;
+		this.config = config;
 		this.engine = engine;
 	}
 
 	/**
-	 * Starts the engine.
+	 * Starts the engine; its services decide claims by commit order.
 	 * @param directory where the engine keeps its data (in {@code clickhouse/}) and services run
 	 * @param database the database every instance uses
 	 */
 	public static SharedEngine start(Path directory, String database) throws Exception {
-		return new SharedEngine(directory, database, EngineProcess.start(directory.resolve("clickhouse"), 0));
+		return new SharedEngine(directory, database, null, null,
+				EngineProcess.start(directory.resolve("clickhouse"), 0));
+	}
+
+	/** Starts a ZooKeeper and the engine with it as its Keeper; its services decide claims by Keeper. */
+	public static SharedEngine startWithKeeper(Path directory, String database) throws Exception {
+		ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
+		try {
+			Path config = zooKeeper.clickHouseConfig(directory.resolve("keeper.xml"));
+			return new SharedEngine(directory, database, zooKeeper, config,
+					EngineProcess.start(directory.resolve("clickhouse"), 0, config));
+		}
+		catch (Exception ex) {
+			zooKeeper.close();
+			throw ex;
+		}
 	}
 
 	/** Starts a service instance on the engine, with extra {@code --name=value} properties. */
@@ -54,6 +80,10 @@ public final class SharedEngine implements AutoCloseable {
 	public String[] arguments(String... properties) {
 		List<String> arguments = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + jdbcUrl(),
 				"--statehouse.clickhouse.database=" + this.database));
+		if (this.zooKeeper != null) {
+			arguments.addAll(List.of("--statehouse.clickhouse.coordination=keeper",
+					"--statehouse.clickhouse.claim-window=" + KeeperCoordination.CLAIM_WINDOW));
+		}
 		arguments.addAll(List.of(properties));
 		return arguments.toArray(String[]::new);
 	}
@@ -73,7 +103,12 @@ public final class SharedEngine implements AutoCloseable {
 
 	/** Starts the engine again on its data and port (after {@link #killEngine}). */
 	public void restartEngine() throws Exception {
-		this.engine = EngineProcess.start(this.directory.resolve("clickhouse"), this.engine.port());
+		this.engine = EngineProcess.start(this.directory.resolve("clickhouse"), this.engine.port(), this.config);
+	}
+
+	/** The engine's Keeper; {@code null} when claims are decided by commit order. */
+	public @Nullable ZooKeeperProcess zooKeeper() {
+		return this.zooKeeper;
 	}
 
 	@Override
@@ -82,6 +117,9 @@ public final class SharedEngine implements AutoCloseable {
 			service.close();
 		}
 		this.engine.close();
+		if (this.zooKeeper != null) {
+			this.zooKeeper.close();
+		}
 	}
 
 }

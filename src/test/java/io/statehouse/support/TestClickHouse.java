@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 
@@ -16,11 +17,15 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * The ClickHouse that in-JVM tests share: the server at {@code STATEHOUSE_TEST_CLICKHOUSE_URL}
  * if one is given, else one embedded engine for the whole JVM (chDB opens one data directory
- * per process). Every application context gets a database of its own.
+ * per process), given a real ZooKeeper as its Keeper so that contexts may run with
+ * {@code coordination=keeper} ({@link KeeperCoordination}). Every application context gets a
+ * database of its own.
  */
 public final class TestClickHouse implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
 	private static EmbeddedClickHouse embedded;
+
+	private static ZooKeeperProcess zooKeeper;
 
 	/** A JDBC URL (without database) of the shared engine, starting it on first use. */
 	public static synchronized String jdbcUrl() {
@@ -31,15 +36,29 @@ public final class TestClickHouse implements ApplicationContextInitializer<Confi
 		}
 		if (embedded == null) {
 			try {
-				embedded = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-						Files.createTempDirectory("statehouse-tests").resolve("clickhouse"), 0, 8);
+				Path directory = Files.createTempDirectory("statehouse-tests");
+				zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
+				embedded = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), directory.resolve("clickhouse"),
+						zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0, 8);
 				// Stop the engine before the JVM exits: chDB's teardown can crash under its own
-				// still-running background threads.
+				// still-running background threads. Its Keeper goes after it.
 				EmbeddedClickHouse started = embedded;
-				Runtime.getRuntime().addShutdownHook(new Thread(started::close, "test-clickhouse-shutdown"));
+				ZooKeeperProcess keeper = zooKeeper;
+				Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+					started.close();
+					try {
+						keeper.close();
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}, "test-clickhouse-shutdown"));
 			}
 			catch (IOException ex) {
 				throw new UncheckedIOException(ex);
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException("The tests' ZooKeeper did not start", ex);
 			}
 		}
 		return embedded.jdbcUrl("default");

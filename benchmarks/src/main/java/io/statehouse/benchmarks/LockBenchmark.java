@@ -85,7 +85,7 @@ public final class LockBenchmark {
 		}
 	}
 
-	private static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds) throws Exception {
+	static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds) throws Exception {
 		HttpPost post = new HttpPost(base + "/locks/" + id);
 		post.setEntity(new StringEntity("{\"owner\":\"bench\",\"ttlSeconds\":60,\"waitSeconds\":" + waitSeconds + "}",
 				ContentType.APPLICATION_JSON));
@@ -98,7 +98,7 @@ public final class LockBenchmark {
 		});
 	}
 
-	private static void release(CloseableHttpClient http, String base, String id, String token) throws Exception {
+	static void release(CloseableHttpClient http, String base, String id, String token) throws Exception {
 		HttpDelete delete = new HttpDelete(base + "/locks/" + id);
 		delete.setHeader("Lock-Token", token);
 		http.execute(delete, (response) -> {

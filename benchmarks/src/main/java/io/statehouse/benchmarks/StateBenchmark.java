@@ -147,7 +147,7 @@ public final class StateBenchmark {
 				Load.median(ours) / Load.median(theirs), Load.median(ours), Load.median(theirs));
 	}
 
-	private static void expect(CloseableHttpClient http, org.apache.hc.core5.http.ClassicHttpRequest request,
+	static void expect(CloseableHttpClient http, org.apache.hc.core5.http.ClassicHttpRequest request,
 			int status) {
 		try {
 			http.execute(request, (response) -> {

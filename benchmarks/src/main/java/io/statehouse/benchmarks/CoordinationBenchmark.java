@@ -1,0 +1,205 @@
+package io.statehouse.benchmarks;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import io.statehouse.support.ZooKeeperProcess;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+
+/**
+ * Keeper coordination beside commit order, same run, same engine: one embedded engine given a
+ * real ZooKeeper as its Keeper, and two service instances on it (one database each), one
+ * deciding claims by commit order, the other by Keeper. Rounds alternate the two sides.
+ * <ul>
+ * <li>uncontended acquire + release (p50; the seed plugin's algorithm takes over 1 s: its settle
+ * sleep alone is 1 s, see {@link LockBenchmark});</li>
+ * <li>PUT at 64 callers on distinct ids (ops/s);</li>
+ * <li>a lone GET (p50);</li>
+ * <li>Keeper's traffic per PUT and per acquire + release (the engine's ZooKeeper profile
+ * events), and the claim keys Keeper holds under steady writes, sampled over several claim
+ * windows.</li>
+ * </ul>
+ */
+public final class CoordinationBenchmark {
+
+	private static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
+			+ "{\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}}}";
+
+	public static void main(String[] args) throws Exception {
+		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
+		Duration warmup = Duration.ofSeconds(2);
+		int rounds = Integer.getInteger("rounds", 3);
+		Duration window = Duration.ofSeconds(Integer.getInteger("window", 30));
+		Duration steady = Duration.ofSeconds(Integer.getInteger("steadySeconds", 90));
+		Path directory = Files.createTempDirectory("statehouse-coordination-bench");
+		try (ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
+				EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+						directory.resolve("clickhouse"), zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0,
+						EmbeddedClickHouse.defaultSessions());
+				Service commitOrder = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.database=bench_commit_order");
+				Service keeper = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.database=bench_keeper", "--statehouse.clickhouse.coordination=keeper",
+						"--statehouse.clickhouse.claim-window=" + window.toSeconds() + "s")) {
+			JdbcClient jdbc = JdbcClient.create(
+					new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(), engine.jdbcUrl("default"), "default", ""));
+			Map<String, Service> sides = Map.of("commit-order", commitOrder, "keeper", keeper);
+			List<String> names = List.of("commit-order", "keeper");
+			System.out.printf("Coordination on the embedded engine with a ZooKeeper; %d rounds of %d s, medians%n", rounds,
+					measure.toSeconds());
+			for (String name : names) {
+				seed(sides.get(name));
+			}
+			Map<String, List<Double>> lockP50 = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
+			Map<String, List<Double>> putRate = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
+			Map<String, List<Double>> getP50 = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
+			AtomicLong ids = new AtomicLong();
+			for (int round = 0; round < rounds; round++) {
+				for (String name : names) {
+					Service side = sides.get(name);
+					Load.Result lock = Load.run(name + " acquire + release", 1, warmup, measure, (caller, n) -> {
+						String token = LockBenchmark.acquire(side.http, side.baseUrl, "bench:uncontended", 0);
+						LockBenchmark.release(side.http, side.baseUrl, "bench:uncontended", token);
+					});
+					Load.Result put = Load.run(name + " PUT, 64 callers", 64, warmup, measure,
+							(caller, n) -> put(side, "bench:put:" + ids.incrementAndGet(), 201));
+					Load.Result get = Load.run(name + " lone GET", 1, warmup, measure, (caller, n) -> StateBenchmark
+						.expect(side.http, new HttpGet(side.baseUrl + "/states/bench:seed:" + (n % 500)), 200));
+					System.out.println("  " + lock);
+					System.out.println("  " + put);
+					System.out.println("  " + get);
+					lockP50.get(name).add(lock.p50Millis());
+					putRate.get(name).add(put.perSecond());
+					getP50.get(name).add(get.p50Millis());
+				}
+			}
+			System.out.println("Medians, commit order | Keeper | Keeper / commit order:");
+			report("uncontended acquire + release p50 (ms)", lockP50);
+			report("PUT at 64 callers (ops/s)", putRate);
+			report("lone GET p50 (ms)", getP50);
+
+			Events before = Events.of(jdbc);
+			int puts = 500;
+			for (int i = 0; i < puts; i++) {
+				put(keeper, "bench:traffic:" + (i % 50), -1);
+			}
+			Events afterPuts = Events.of(jdbc);
+			int pairs = 200;
+			for (int i = 0; i < pairs; i++) {
+				String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, "bench:traffic", 0);
+				LockBenchmark.release(keeper.http, keeper.baseUrl, "bench:traffic", token);
+			}
+			Events afterLocks = Events.of(jdbc);
+			System.out.println("Keeper requests (one PUT at a time, 50 ids; acquire + release of one lock):");
+			System.out.println("  per PUT:              " + afterPuts.minus(before).per(puts));
+			System.out.println("  per acquire + release: " + afterLocks.minus(afterPuts).per(pairs));
+
+			steadyKeys(keeper, jdbc, steady, window);
+		}
+	}
+
+	/** Writes at a steady pace and samples how many claim keys Keeper holds. */
+	private static void steadyKeys(Service keeper, JdbcClient jdbc, Duration steady, Duration window)
+			throws Exception {
+		String claims = keeper.bean(ClickHouseSchema.class).table("claims");
+		AtomicBoolean stop = new AtomicBoolean();
+		AtomicLong writes = new AtomicLong();
+		List<Thread> writers = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			int writer = t;
+			Thread thread = new Thread(() -> {
+				long n = 0;
+				while (!stop.get()) {
+					put(keeper, "bench:steady:" + writer + ":" + (n++ % 25), -1);
+					writes.incrementAndGet();
+				}
+			});
+			writers.add(thread);
+			thread.start();
+		}
+		long began = System.nanoTime();
+		long sampledWrites = 0;
+		System.out.printf("Claim keys under steady writes (4 callers, 100 ids, claim window %d s):%n",
+				window.toSeconds());
+		while (System.nanoTime() - began < steady.toNanos()) {
+			Thread.sleep(10_000);
+			long now = writes.get();
+			long keys = jdbc.sql("SELECT count() FROM " + claims).query(Long.class).single();
+			System.out.printf("  t=%3d s  writes/s %6.1f  keys %,7d%n", (System.nanoTime() - began) / 1_000_000_000,
+					(now - sampledWrites) / 10.0, keys);
+			sampledWrites = now;
+		}
+		stop.set(true);
+		for (Thread thread : writers) {
+			thread.join();
+		}
+	}
+
+	private static void put(Service side, String id, int status) {
+		HttpPut put = new HttpPut(side.baseUrl + "/states/" + id);
+		put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
+		if (status > 0) {
+			StateBenchmark.expect(side.http, put, status);
+		}
+		else {
+			try {
+				side.http.execute(put, (response) -> response.getCode());
+			}
+			catch (java.io.IOException ex) {
+				throw new java.io.UncheckedIOException(ex);
+			}
+		}
+	}
+
+	private static void seed(Service side) {
+		for (int i = 0; i < 500; i++) {
+			put(side, "bench:seed:" + i, 201);
+		}
+	}
+
+	private static void report(String measure, Map<String, List<Double>> values) {
+		double commitOrder = Load.median(values.get("commit-order"));
+		double keeper = Load.median(values.get("keeper"));
+		System.out.printf("  %-40s %10.2f | %10.2f | %5.2fx%n", measure, commitOrder, keeper, keeper / commitOrder);
+	}
+
+	/** The engine's ZooKeeper profile events. */
+	record Events(long transactions, long multi, long reads, long list) {
+
+		static Events of(JdbcClient jdbc) {
+			return jdbc.sql("""
+					SELECT sumIf(value, event = 'ZooKeeperTransactions'), sumIf(value, event = 'ZooKeeperMulti'),
+					       sumIf(value, event IN ('ZooKeeperGet', 'ZooKeeperExists')), sumIf(value, event = 'ZooKeeperList')
+					FROM system.events""")
+				.query((rs, n) -> new Events(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)))
+				.single();
+		}
+
+		Events minus(Events earlier) {
+			return new Events(this.transactions - earlier.transactions, this.multi - earlier.multi,
+					this.reads - earlier.reads, this.list - earlier.list);
+		}
+
+		String per(int operations) {
+			return String.format("%.2f transactions (%.2f multi-ops, %.2f gets, %.2f lists)",
+					this.transactions / (double) operations, this.multi / (double) operations,
+					this.reads / (double) operations, this.list / (double) operations);
+		}
+
+	}
+
+}

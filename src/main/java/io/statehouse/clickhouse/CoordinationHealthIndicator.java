@@ -1,0 +1,42 @@
+package io.statehouse.clickhouse;
+
+import io.statehouse.clickhouse.ClickHouseProperties.Coordination;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * Who decides between competing claims, and whether it can: by commit order always (ClickHouse's
+ * own indicator says whether it answers); by Keeper only while ClickHouse has a Keeper session.
+ * Without one, writes and lock changes fail (503) and reads of what is not materialized yet do.
+ */
+class CoordinationHealthIndicator extends AbstractHealthIndicator {
+
+	private final Coordination coordination;
+
+	private final @Nullable KeeperArbiter keeper;
+
+	CoordinationHealthIndicator(ClaimArbiter arbiter) {
+		super("Coordination health check failed");
+		this.keeper = (arbiter instanceof KeeperArbiter keeperArbiter) ? keeperArbiter : null;
+		this.coordination = (this.keeper != null) ? Coordination.KEEPER : Coordination.COMMIT_ORDER;
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) {
+		builder.withDetail("arbiter", (this.coordination == Coordination.KEEPER) ? "keeper" : "commit-order");
+		if (this.keeper == null) {
+			builder.up();
+			return;
+		}
+		try {
+			this.keeper.ping();
+			builder.up();
+		}
+		catch (RuntimeException ex) {
+			builder.down().withDetail("error", ClickHouseErrors.describe(ex));
+		}
+	}
+
+}

@@ -1,0 +1,128 @@
+package io.statehouse.clickhouse;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import io.statehouse.support.Race;
+import io.statehouse.support.SharedEngine;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.ZooKeeperProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Keeper coordination when the Keeper goes away: ZooKeeper killed ({@code kill -9}) under
+ * traffic, for longer than the engine's session timeout (so the session expires), then started
+ * again on its data. Writes and lock changes answer 503 with {@code Retry-After} within the
+ * configured timeout, never 500; health says the coordination is DOWN; everything recovers by
+ * itself, and nothing acknowledged is lost.
+ */
+class KeeperFaultTests {
+
+	/** A write not decided by then answers 503. */
+	private static final Duration WRITER_TIMEOUT = Duration.ofSeconds(8);
+
+	/** Longer than the engine's ZooKeeper session timeout (6 s). */
+	private static final Duration OUTAGE = Duration.ofSeconds(10);
+
+	@TempDir
+	static Path directory;
+
+	static SharedEngine deployment;
+
+	static StatehouseClient client;
+
+	@BeforeAll
+	static void start() throws Exception {
+		deployment = SharedEngine.startWithKeeper(directory, "keeper_faults");
+		client = StatehouseClient.forPort(deployment
+			.startService("--statehouse.changelog.writer.timeout=" + WRITER_TIMEOUT.toSeconds() + "s",
+					"--statehouse.changelog.materializer.interval=1s")
+			.port());
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		deployment.close();
+	}
+
+	@Test
+	void withZooKeeperKilledChangesAnswer503AndEverythingRecoversWithNothingAcknowledgedLost() throws Exception {
+		ZooKeeperProcess zooKeeper = deployment.zooKeeper();
+		String token = client.acquire("fault:held", "before", 300, 0).json().get("token").asString();
+		// Materialized before the Keeper goes: a claim window and a materializer run later.
+		assertThat(client.put("/states/fault:materialized", "{\"before\":true}").status()).isEqualTo(201);
+		Thread.sleep(Duration.ofSeconds(7).toMillis());
+		ConcurrentLinkedQueue<Response> acknowledged = new ConcurrentLinkedQueue<>();
+		List<Response> during = new ArrayList<>();
+		zooKeeper.kill();
+		long killedAt = System.nanoTime();
+		try {
+			// Traffic while the Keeper is gone: every answer in time, none a 500.
+			List<Response> answers = Race.run(4, (n) -> {
+				List<Response> mine = new ArrayList<>();
+				for (int i = 0; i < 2; i++) {
+					long started = System.nanoTime();
+					Response put = client.put("/states/fault:w" + n, "{\"i\":" + i + "}");
+					assertThat(Duration.ofNanos(System.nanoTime() - started))
+						.isLessThan(WRITER_TIMEOUT.plusSeconds(15));
+					mine.add(put);
+					if (put.status() / 100 == 2) {
+						acknowledged.add(put);
+					}
+				}
+				return mine.get(mine.size() - 1);
+			});
+			during.addAll(answers);
+			during.add(client.acquire("fault:other", "during", 60, 0));
+			during.add(client.send("PUT", "/locks/fault:held", "application/json", "{}".getBytes(), "Lock-Token",
+					token));
+			Response materialized = client.get("/states/fault:materialized");
+			assertThat(materialized.status()).as("a read of materialized state needs no Keeper: %s", materialized)
+				.isEqualTo(200);
+			assertThat(materialized.body()).isEqualTo("{\"before\":true}");
+			Response health = client.get("/actuator/health");
+			assertThat(health.json().at("/components/coordination/status").asString()).isEqualTo("DOWN");
+			long remaining = OUTAGE.toNanos() - (System.nanoTime() - killedAt);
+			if (remaining > 0) {
+				Thread.sleep(remaining / 1_000_000);
+			}
+		}
+		finally {
+			zooKeeper.restart();
+		}
+		assertThat(during).allSatisfy((answer) -> {
+			assertThat(answer.status()).as("%s", answer).isNotEqualTo(500);
+			if (answer.status() == 503) {
+				assertThat(answer.header("Retry-After")).as("%s", answer).isPresent();
+				assertThat(answer.header("Content-Type")).hasValue("application/problem+json");
+			}
+		});
+		assertThat(during).as("with no Keeper nothing can be decided").anySatisfy(
+				(answer) -> assertThat(answer.status()).isEqualTo(503));
+		await().atMost(Duration.ofSeconds(60))
+			.ignoreExceptions()
+			.untilAsserted(() -> assertThat(client.put("/states/fault:after", "{\"back\":true}").status()).isEqualTo(201));
+		await().atMost(Duration.ofSeconds(30))
+			.untilAsserted(() -> assertThat(client.get("/actuator/health").json()
+				.at("/components/coordination/status").asString()).isEqualTo("UP"));
+		for (Response written : acknowledged) {
+			String id = written.header("Location").orElseThrow().substring("/states/".length());
+			assertThat(client.get("/states/" + id).version()).isGreaterThanOrEqualTo(written.version());
+		}
+		assertThat(client.get("/locks/fault:held").json().get("owner").asString()).isEqualTo("before");
+		assertThat(client.delete("/locks/fault:held", "Lock-Token", token).status()).isEqualTo(204);
+		Response granted = client.acquire("fault:held", "after", 60, 0);
+		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
+	}
+
+}
