@@ -111,12 +111,19 @@ final class ChangelogTables {
 	}
 
 	/**
-	 * The arbiter's condition that a changelog row's claim won its version.
-	 * @param where which rows the condition is asked of (a superset will do)
+	 * The arbiter's condition that a changelog row's claim won its version, asked of the two
+	 * highest versions of each id among the rows {@code where} selects: a write claims the
+	 * version after the newest it read, so no version is claimed before the one below it was
+	 * won (or materialized), and the newest winner is one of the two. Rows below them are never
+	 * the newest (the condition is false for them).
+	 * @param where the rows the condition is asked of (a superset will do)
 	 */
 	static String held(ClaimArbiter arbiter, String where) {
-		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"),
-				"FROM {changelog} WHERE " + where);
+		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
+				FROM {changelog}
+				WHERE %1$s AND (state_id, version) IN (
+				    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM {changelog} WHERE %1$s
+				    GROUP BY state_id)""".formatted(where));
 	}
 
 	/**

@@ -55,6 +55,19 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			)
 			GROUP BY state_id""";
 
+	/** Rows of given claims, shaped as {@link #NEWEST}'s. */
+	private static final String CLAIMED_ROWS = """
+			SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS newest
+			FROM {changelog}
+			WHERE (state_id, version, claim_id) IN (:claims)""";
+
+	/** Writes rows of given claims into the state table (it keeps the highest version per id). */
+	private static final String FOLD_CLAIMED = """
+			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent)
+			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent
+			FROM {changelog}
+			WHERE (state_id, version, claim_id) IN (:claims)""";
+
 	/**
 	 * Rows that carry the keys (with everything a replay answers), and the lineage of their ids
 	 * from the oldest of them on (identities only).
@@ -214,20 +227,21 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/**
 	 * The newest versions, as this replica has them — unless the arbiter recorded a claim of a
-	 * version after one of them: then a decided row has not reached this replica yet (its INSERT
-	 * was acknowledged by a quorum of others), and the read waits for it rather than answer an
-	 * older version. (On one node this always holds; the arbiter is asked all the same, and its
-	 * absence then costs nothing.)
+	 * version after one of them. Then a decided row was missed: its claim was recorded late (after
+	 * the materializer's cut passed its row: found in the whole changelog, it is the newest), or
+	 * this replica has not fetched it yet (its INSERT was acknowledged by a quorum of others), and
+	 * the read waits for it rather than answer an older version. (On one node the arbiter is
+	 * asked all the same; its absence then costs nothing, as no replica can lag.)
 	 */
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
 		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
+		Map<String, Head> newest = newestHere(ids, fromBlock);
 		while (true) {
-			Map<String, Head> newest = newestHere(ids, fromBlock);
 			List<ClaimKey> next = ids.stream()
 				.map((id) -> new ClaimKey(id, (newest.containsKey(id)) ? newest.get(id).state().version() + 1 : 1))
 				.toList();
-			Set<ClaimKey> ahead;
+			Map<ClaimKey, UUID> ahead;
 			try {
 				ahead = this.arbiter.recorded(StateClaims.NAME, next);
 			}
@@ -235,11 +249,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				if (this.schema.replicated() || !ClickHouseErrors.isOutage(ex)) {
 					throw ex;
 				}
-				// One node, no replicas: nothing decided can be missing here, with the arbiter away or not.
 				return newest;
 			}
 			if (ahead.isEmpty()) {
 				return newest;
+			}
+			Map<String, Head> recordedLate = rows(ahead);
+			if (!recordedLate.isEmpty()) {
+				// The materializer's cut passed these rows before their claims were recorded: fold
+				// them here, so that they stay readable once the tail moves on and truncation comes.
+				this.jdbc.sql(sql(FOLD_CLAIMED)).param("claims", triples(ahead)).update();
+				newest.putAll(recordedLate);
+				continue;
 			}
 			if (System.nanoTime() > deadline) {
 				throw new ReplicaBehindException(ahead.size());
@@ -251,21 +272,47 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				Thread.currentThread().interrupt();
 				throw new ReplicaBehindException(ahead.size());
 			}
+			newest.putAll(newestHere(ids, fromBlock));
 		}
 	}
 
 	private Map<String, Head> newestHere(Collection<String> ids, long fromBlock) {
 		Map<String, Head> newest = new HashMap<>();
-		this.jdbc.sql(this.newest).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
-			// One tuple per id, as the driver decodes it: flattening it takes a subquery, which
-			// costs this engine more than the aggregate.
-			Object[] row = (Object[]) rs.getObject("newest");
-			String id = rs.getString("state_id");
-			StoredState state = new StoredState(id, ((Number) row[0]).longValue(), bool(row[1]), (String) row[2],
-					((Number) row[3]).longValue(), ((ZonedDateTime) row[4]).toInstant());
-			return new Head(state, uuid(row[5]), uuid(row[6]));
-		}).list().forEach((head) -> newest.put(head.state().id(), head));
+		this.jdbc.sql(this.newest)
+			.param("ids", ids)
+			.param("fromBlock", fromBlock)
+			.query(ClickHouseChangelogRepository::head)
+			.list()
+			.forEach((head) -> newest.put(head.state().id(), head));
 		return newest;
+	}
+
+	/** The rows of these claims, wherever they are in the changelog. */
+	private Map<String, Head> rows(Map<ClaimKey, UUID> claims) {
+		Map<String, Head> rows = new HashMap<>();
+		this.jdbc.sql(sql(CLAIMED_ROWS))
+			.param("claims", triples(claims))
+			.query(ClickHouseChangelogRepository::head)
+			.list()
+			.forEach((head) -> rows.put(head.state().id(), head));
+		return rows;
+	}
+
+	private static List<Object[]> triples(Map<ClaimKey, UUID> claims) {
+		return claims.entrySet()
+			.stream()
+			.map((claim) -> new Object[] { claim.getKey().id(), claim.getKey().number(), claim.getValue() })
+			.toList();
+	}
+
+	/** A row of {@link #NEWEST} or {@link #CLAIMED_ROWS}: one tuple per id, as the driver decodes it. */
+	private static Head head(ResultSet rs, int n) throws SQLException {
+		// Flattening the tuple takes a subquery, which costs this engine more than the aggregate.
+		Object[] row = (Object[]) rs.getObject("newest");
+		String id = rs.getString("state_id");
+		StoredState state = new StoredState(id, ((Number) row[0]).longValue(), bool(row[1]), (String) row[2],
+				((Number) row[3]).longValue(), ((ZonedDateTime) row[4]).toInstant());
+		return new Head(state, uuid(row[5]), uuid(row[6]));
 	}
 
 	@Override

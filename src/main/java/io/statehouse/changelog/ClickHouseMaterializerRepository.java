@@ -31,15 +31,27 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis)""";
 
 	/**
-	 * The keys whose last claim was committed in {@code (fromBlock, toBlock]}: a key goes once
-	 * every row that claims it is that old (the winner may have committed after a loser).
+	 * The keys whose last claim was committed in {@code (fromBlock, toBlock]} and whose version is
+	 * materialized: a key goes once every row that claims it is that old (the winner may have
+	 * committed after a loser), and never before the state table holds its version or a later one
+	 * (a claim recorded late, after the cut passed its row, keeps its key until a read folds it).
 	 */
 	private static final String CLAIMED = """
 			SELECT state_id, version
-			FROM {changelog}
-			WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog} WHERE {range})
-			GROUP BY state_id, version
-			HAVING max({position}) <= :toBlock""";
+			FROM (
+			    SELECT state_id, version
+			    FROM {changelog}
+			    WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog} WHERE {range})
+			    GROUP BY state_id, version
+			    HAVING max({position}) <= :toBlock
+			) AS c
+			INNER JOIN (
+			    SELECT state_id, max(version) AS materialized
+			    FROM {state}
+			    WHERE state_id IN (SELECT state_id FROM {changelog} WHERE {range})
+			    GROUP BY state_id
+			) AS m USING state_id
+			WHERE c.version <= m.materialized""";
 
 	/**
 	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table: per id

@@ -24,7 +24,10 @@ interface MaterializerRepository {
 	 */
 	long materialize(long fromBlock, long toBlock);
 
-	/** The keys whose claims were committed up to {@code toBlock}, the last of them after {@code fromBlock}. */
+	/**
+	 * The keys of materialized versions whose claims were committed up to {@code toBlock}, the
+	 * last of them after {@code fromBlock}.
+	 */
 	List<ClaimKey> claimed(long fromBlock, long toBlock);
 
 	/** The recorded cuts and truncation floor. */

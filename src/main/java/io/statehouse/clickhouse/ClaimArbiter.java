@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.UUID;
 
 /**
  * Decides which claim wins each key — a version of a state, a slot of a lock — among claims
@@ -53,11 +53,12 @@ public interface ClaimArbiter {
 	String settings();
 
 	/**
-	 * The keys among {@code keys} that a claim holds by this arbiter's record. A reader that
-	 * finds the next version of what it read recorded is on a replica that lacks a decided row.
-	 * Commit order records nothing beside the rows: none.
+	 * The keys among {@code keys} that a claim holds by this arbiter's record, with their holders.
+	 * A reader that finds the next version of what it read recorded has missed a decided row:
+	 * its replica lags, or the claim was recorded late. Commit order records nothing beside the
+	 * rows: none.
 	 */
-	Set<ClaimKey> recorded(String space, Collection<ClaimKey> keys);
+	Map<ClaimKey, UUID> recorded(String space, Collection<ClaimKey> keys);
 
 	/**
 	 * How long after its row was written a claim may still be recorded: a row written longer ago

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.UUID;
 
 /**
  * Claims decided by commit order, on one non-replicated MergeTree: a part's block number is
@@ -33,8 +33,8 @@ class CommitOrderArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public Set<ClaimKey> recorded(String space, Collection<ClaimKey> keys) {
-		return Set.of();
+	public Map<ClaimKey, UUID> recorded(String space, Collection<ClaimKey> keys) {
+		return Map.of();
 	}
 
 	@Override

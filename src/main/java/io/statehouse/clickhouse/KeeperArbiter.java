@@ -27,8 +27,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  *
  * <p>Keeper is no store for millions of keys: decided keys are forgotten once their winners are
  * materialized and their rows are two claim windows old. A claim decided longer ago than half a
- * window is therefore not recorded (its key may have been decided and forgotten meanwhile): it
- * loses and is decided again. The other half bounds how long its INSERT may take to land.
+ * window is therefore not sent (its key may have been decided and forgotten meanwhile): it loses
+ * and is decided again, or, if an earlier attempt was sent, its outcome is not known. A
+ * transaction that Keeper applies long after it was sent (a stalled Keeper) can still record a
+ * key late: a key is forgotten only once its version is materialized, and a reader that finds a
+ * version recorded beyond what it read looks for its row in the whole changelog.
  *
  * <p>Every statement is bounded by {@code max_execution_time}: without a Keeper session, ClickHouse
  * would wait minutes for one whatever {@code keeper_max_retries} says.
@@ -114,15 +117,24 @@ class KeeperArbiter implements ClaimArbiter {
 			pending.put(key(space.name(), space.key(claim)), claim);
 		}
 		Map<ClaimKey, @Nullable UUID> holders = new HashMap<>();
-		if (System.nanoTime() - decidedAt >= this.claimWindow.toNanos() / 2) {
-			// Too old to record safely: these claims lose and are decided again.
-			pending.values().forEach((claim) -> holders.put(space.key(claim), NOBODY));
-			return space.byHolders(claims, holders);
-		}
+		Set<String> sent = new HashSet<>();
 		DataAccessException failure = null;
 		for (int attempt = 0; attempt < MAX_ATTEMPTS && !pending.isEmpty(); attempt++) {
+			if (System.nanoTime() - decidedAt >= this.claimWindow.toNanos() / 2) {
+				// Too late to record: its key may have been decided and forgotten meanwhile. A claim
+				// never sent loses and is decided again; one sent before may still land, so its
+				// outcome is not known (no holder named).
+				pending.forEach((key, claim) -> {
+					if (!sent.contains(key)) {
+						holders.put(space.key(claim), NOBODY);
+					}
+				});
+				pending.clear();
+				break;
+			}
 			List<String> keys = new ArrayList<>(pending.keySet());
 			keys = keys.subList(0, Math.min(keys.size(), MAX_KEYS_PER_INSERT));
+			sent.addAll(keys);
 			try {
 				insert(space, keys, pending);
 				for (String key : keys) {
@@ -159,15 +171,14 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public Set<ClaimKey> recorded(String space, Collection<ClaimKey> keys) {
+	public Map<ClaimKey, UUID> recorded(String space, Collection<ClaimKey> keys) {
 		Map<String, ClaimKey> byName = new HashMap<>();
 		keys.forEach((key) -> byName.put(key(space, key), key));
-		Set<ClaimKey> recorded = new HashSet<>();
+		Map<ClaimKey, UUID> recorded = new HashMap<>();
 		List<String> names = new ArrayList<>(byName.keySet());
 		for (int from = 0; from < names.size(); from += MAX_KEYS_PER_INSERT) {
 			lookup(names.subList(from, Math.min(names.size(), from + MAX_KEYS_PER_INSERT)))
-				.keySet()
-				.forEach((name) -> recorded.add(byName.get(name)));
+				.forEach((name, holder) -> recorded.put(byName.get(name), holder));
 		}
 		return recorded;
 	}

@@ -131,6 +131,33 @@ class KeeperCoordinationTests {
 		assertThat(this.client.get("/states/" + id).version()).isEqualTo(1);
 	}
 
+	@Test
+	void aClaimKeeperRecordedAfterTheMaterializersCutPassedItsRowIsReadFoldedAndNeverReused() {
+		String id = "late:state";
+		assertThat(this.client.put("/states/" + id, "{\"v\":1}").status()).isEqualTo(201);
+		// A stalled Keeper applies a claim's transaction long after it was sent: version 2's row
+		// was written a minute ago (behind every cut), its key is recorded only now.
+		String claim = java.util.UUID.randomUUID().toString();
+		this.jdbc.sql(this.schema.sql("""
+				INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
+				                         idempotency_fingerprint, claim_id, parent, created, writer, written_at, segment)
+				SELECT state_id, 2, 'put', '{"v":2}', false, fencing, '', '', toUUID(:claim), claim_id, false, 'stalled',
+				       now64(3) - 60, toUInt32(intDiv(toUnixTimestamp(now() - 60), 3600))
+				FROM {changelog} WHERE state_id = :id AND version = 1""")).param("claim", claim).param("id", id).update();
+		this.jdbc.sql(this.schema.sql("INSERT INTO {claims} (key, holder) VALUES (:key, :claim)"))
+			.param("key", "state|2|" + id)
+			.param("claim", claim)
+			.update();
+		Response read = this.client.get("/states/" + id);
+		assertThat(read.status()).as("%s", read).isEqualTo(200);
+		assertThat(read.version()).isEqualTo(2);
+		assertThat(read.body()).isEqualTo("{\"v\":2}");
+		assertThat(materialized(id)).as("folded by the read").isEqualTo("{\"v\":2}");
+		Response next = this.client.put("/states/" + id, "{\"v\":3}", "If-Match", "\"2\"");
+		assertThat(next.status()).as("%s", next).isEqualTo(200);
+		assertThat(next.version()).isEqualTo(3);
+	}
+
 	private String materialized(String id) {
 		return this.jdbc.sql(this.schema.sql("SELECT document FROM {state} FINAL WHERE state_id = :id"))
 			.param("id", id)

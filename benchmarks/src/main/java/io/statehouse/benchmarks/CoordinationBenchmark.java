@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import io.statehouse.support.ZooKeeperProcess;
@@ -64,9 +66,41 @@ public final class CoordinationBenchmark {
 			for (String name : names) {
 				seed(sides.get(name));
 			}
+			// Before the load below: its keys, forgotten two claim windows later, would be counted too.
+			Events before = Events.of(jdbc);
+			int puts = 500;
+			for (int i = 0; i < puts; i++) {
+				put(keeper, "bench:traffic:" + (i % 50), -1);
+			}
+			Events afterPuts = Events.of(jdbc);
+			int pairs = 200;
+			for (int i = 0; i < pairs; i++) {
+				String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, "bench:traffic", 0);
+				LockBenchmark.release(keeper.http, keeper.baseUrl, "bench:traffic", token);
+			}
+			Events afterLocks = Events.of(jdbc);
+			System.out.println("Keeper requests (one PUT at a time, 50 ids; acquire + release of one lock; a key's "
+					+ "deletion comes later, in batches):");
+			System.out.println("  per PUT:              " + afterPuts.minus(before).per(puts));
+			System.out.println("  per acquire + release: " + afterLocks.minus(afterPuts).per(pairs));
+
 			Map<String, List<Double>> lockP50 = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
 			Map<String, List<Double>> putRate = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
 			Map<String, List<Double>> getP50 = Map.of("commit-order", new ArrayList<>(), "keeper", new ArrayList<>());
+			List<Double> singleRate = new ArrayList<>();
+			// One single-row INSERT per write into a copy of the changelog, through a pool as wide as
+			// its callers: what group commit is measured against.
+			String changelog = keeper.bean(ClickHouseSchema.class).table("changelog");
+			String baseline = changelog.replace("changelog`", "baseline_single_insert`");
+			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
+			HikariConfig wide = new HikariConfig();
+			wide.setJdbcUrl(engine.jdbcUrl("default"));
+			wide.setUsername("default");
+			wide.setMaximumPoolSize(64);
+			wide.setConnectionTimeout(60_000);
+			HikariDataSource widePool = new HikariDataSource(wide);
+			JdbcClient direct = JdbcClient.create(widePool);
+			AtomicLong singles = new AtomicLong();
 			AtomicLong ids = new AtomicLong();
 			for (int round = 0; round < rounds; round++) {
 				for (String name : names) {
@@ -83,6 +117,17 @@ public final class CoordinationBenchmark {
 					System.out.println("  " + put);
 					System.out.println("  " + get);
 					lockP50.get(name).add(lock.p50Millis());
+					if (name.equals("keeper")) {
+						Load.Result single = Load.run("one INSERT per write, 64 callers", 64, warmup, measure,
+								(caller, n) -> direct.sql("INSERT INTO " + baseline + " (state_id, version, operation, "
+										+ "document, deleted, fencing, idempotency_key, claim_id, parent, created, writer) "
+										+ "VALUES (?, 1, 'put', ?, false, 0, '', generateUUIDv4(), generateUUIDv4(), 1, "
+										+ "'baseline')")
+									.params("bench:single:" + singles.incrementAndGet(), DOCUMENT)
+									.update());
+						System.out.println("  " + single);
+						singleRate.add(single.perSecond());
+					}
 					putRate.get(name).add(put.perSecond());
 					getP50.get(name).add(get.p50Millis());
 				}
@@ -91,22 +136,10 @@ public final class CoordinationBenchmark {
 			report("uncontended acquire + release p50 (ms)", lockP50);
 			report("PUT at 64 callers (ops/s)", putRate);
 			report("lone GET p50 (ms)", getP50);
-
-			Events before = Events.of(jdbc);
-			int puts = 500;
-			for (int i = 0; i < puts; i++) {
-				put(keeper, "bench:traffic:" + (i % 50), -1);
-			}
-			Events afterPuts = Events.of(jdbc);
-			int pairs = 200;
-			for (int i = 0; i < pairs; i++) {
-				String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, "bench:traffic", 0);
-				LockBenchmark.release(keeper.http, keeper.baseUrl, "bench:traffic", token);
-			}
-			Events afterLocks = Events.of(jdbc);
-			System.out.println("Keeper requests (one PUT at a time, 50 ids; acquire + release of one lock):");
-			System.out.println("  per PUT:              " + afterPuts.minus(before).per(puts));
-			System.out.println("  per acquire + release: " + afterLocks.minus(afterPuts).per(pairs));
+			System.out.printf("  Keeper PUT at 64 callers vs one INSERT per write: %.2fx (%,.0f vs %,.0f ops/s)%n",
+					Load.median(putRate.get("keeper")) / Load.median(singleRate), Load.median(putRate.get("keeper")),
+					Load.median(singleRate));
+			widePool.close();
 
 			steadyKeys(keeper, jdbc, steady, window);
 		}
