@@ -63,7 +63,8 @@ class ChangelogMaterializer {
 
 	private final AtomicLong pendingDrops = new AtomicLong();
 
-	private final AtomicReference<Instant> lastSuccess = new AtomicReference<>(Instant.EPOCH);
+	/** When a run last succeeded; {@code null} before the first. */
+	private final AtomicReference<@Nullable Instant> lastSuccess = new AtomicReference<>();
 
 	private final AtomicReference<Double> lagSeconds = new AtomicReference<>(0.0);
 
@@ -269,7 +270,7 @@ class ChangelogMaterializer {
 		return this.lastFailure.get();
 	}
 
-	Instant lastSuccess() {
+	@Nullable Instant lastSuccess() {
 		return this.lastSuccess.get();
 	}
 

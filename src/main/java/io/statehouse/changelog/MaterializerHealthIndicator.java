@@ -1,5 +1,7 @@
 package io.statehouse.changelog;
 
+import java.time.Instant;
+
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -24,8 +26,11 @@ class MaterializerHealthIndicator extends AbstractHealthIndicator {
 		builder.status((failures >= this.properties.materializer().failureBudget()) ? "DOWN" : "UP")
 			.withDetail("enabled", this.properties.materializer().enabled())
 			.withDetail("consecutiveFailures", failures)
-			.withDetail("lastSuccess", this.materializer.lastSuccess().toString())
 			.withDetail("tailRows", this.materializer.tailRows());
+		Instant lastSuccess = this.materializer.lastSuccess();
+		if (lastSuccess != null) {
+			builder.withDetail("lastSuccess", lastSuccess.toString());
+		}
 		String failure = this.materializer.lastFailure();
 		if (failure != null) {
 			builder.withDetail("lastFailure", failure);

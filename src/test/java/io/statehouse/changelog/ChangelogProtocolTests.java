@@ -220,6 +220,9 @@ class ChangelogProtocolTests {
 				new ChangelogProperties.Materializer(false, Duration.ofHours(1), Duration.ofMillis(200), 2));
 		ChangelogMaterializer readOnly = new ChangelogMaterializer(this.materializerRepository, this.arbiter,
 				new TailWatermark(), properties, new SimpleMeterRegistry());
+		assertThat(readOnly.lastSuccess()).as("no success before the first run, not the epoch").isNull();
+		assertThat(new MaterializerHealthIndicator(readOnly, properties).health(true).getDetails())
+			.doesNotContainKey("lastSuccess");
 		this.materializerRepository.failWatermark = true;
 		readOnly.scheduled();
 		readOnly.scheduled();
@@ -228,6 +231,8 @@ class ChangelogProtocolTests {
 		this.materializerRepository.failWatermark = false;
 		readOnly.scheduled();
 		assertThat(readOnly.consecutiveFailures()).isZero();
+		assertThat(new MaterializerHealthIndicator(readOnly, properties).health(true).getDetails())
+			.containsKey("lastSuccess");
 	}
 
 	@Test
