@@ -1,6 +1,5 @@
 package io.statehouse.clickhouse;
 
-import io.statehouse.clickhouse.ClickHouseProperties.Coordination;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -13,23 +12,21 @@ import org.springframework.boot.health.contributor.Health;
  */
 class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
-	private final Coordination coordination;
-
+	/** The Keeper arbiter; {@code null} when claims are decided by commit order. */
 	private final @Nullable KeeperArbiter keeper;
 
 	CoordinationHealthIndicator(ClaimArbiter arbiter) {
 		super("Coordination health check failed");
 		this.keeper = (arbiter instanceof KeeperArbiter keeperArbiter) ? keeperArbiter : null;
-		this.coordination = (this.keeper != null) ? Coordination.KEEPER : Coordination.COMMIT_ORDER;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		builder.withDetail("arbiter", (this.coordination == Coordination.KEEPER) ? "keeper" : "commit-order");
 		if (this.keeper == null) {
-			builder.up();
+			builder.up().withDetail("arbiter", "commit-order");
 			return;
 		}
+		builder.withDetail("arbiter", "keeper");
 		try {
 			this.keeper.ping();
 			builder.up();
