@@ -1,5 +1,7 @@
 package io.statehouse;
 
+import io.statehouse.security.TokenCommand;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
@@ -10,6 +12,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class StatehouseApplication {
 
 	public static void main(String[] args) {
+		if (args.length > 0 && args[0].equals(TokenCommand.NAME)) {
+			System.exit(TokenCommand.run(args, System.out, System.err));
+		}
 		SpringApplication.run(StatehouseApplication.class, args);
 	}
 

@@ -14,7 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The service as a newcomer starts it: no ClickHouse configured, so it runs its embedded
- * engine, keeps data under its working directory and reports healthy.
+ * engine, keeps data under its working directory and reports healthy — and open, as no token is
+ * configured.
  */
 class EmbeddedDefaultEndToEndTests {
 
@@ -30,7 +31,8 @@ class EmbeddedDefaultEndToEndTests {
 			assertThat(health.statusCode()).isEqualTo(200);
 			assertThat(health.body()).contains("\"status\":\"UP\"")
 				.contains("\"mode\":\"embedded\"")
-				.contains("\"version\":\"26.");
+				.contains("\"version\":\"26.")
+				.contains("\"security\":{\"details\":{\"mode\":\"open\"}");
 		}
 		assertThat(Files.isDirectory(this.workingDirectory.resolve("data/clickhouse/metadata"))).isTrue();
 	}

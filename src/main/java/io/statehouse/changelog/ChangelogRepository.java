@@ -57,7 +57,8 @@ interface ChangelogRepository {
 	 * @param limit at most this many
 	 * @param fromBlock the tail to look at
 	 */
-	List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit, long fromBlock);
+	List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after, int limit,
+			long fromBlock);
 
 	/** A version of an id, as long as the changelog retains it or it is the newest. */
 	Optional<StoredState> version(String id, long version);

@@ -124,12 +124,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			           0 AS source
 			    FROM {changelog}
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND {tail} AND {held}
+			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail} AND {held}
 			    GROUP BY state_id, version
 			    UNION ALL
 			    SELECT state_id, version, deleted, length(document), updated_at, 1
 			    FROM {state} FINAL
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+			      AND arrayExists(p -> state_id LIKE p, [:visible])
 			)
 			GROUP BY state_id
 			HAVING NOT is_deleted
@@ -464,11 +465,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit,
-			long fromBlock) {
+	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
+			int limit, long fromBlock) {
 		return this.jdbc.sql(this.list)
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
+			.param("visible", visible)
 			.param("after", (after != null) ? after : "")
 			.param("fromBlock", fromBlock)
 			.param("limit", limit)

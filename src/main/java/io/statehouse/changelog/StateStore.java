@@ -37,9 +37,13 @@ public class StateStore {
 		return this.repository.history(id);
 	}
 
-	/** Live states in id order, after {@code after}. */
-	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit) {
-		return this.repository.list(prefix, likePattern, after, limit, this.tail.block());
+	/**
+	 * Live states in id order, after {@code after}: ids with the prefix, like the pattern, and like
+	 * one of the visible patterns.
+	 */
+	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
+			int limit) {
+		return this.repository.list(prefix, likePattern, visible, after, limit, this.tail.block());
 	}
 
 	/** See {@link ChangelogWriter#write}. */

@@ -157,13 +157,14 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
 			                      _block_number) AS winner, 0 AS folded
 			        FROM {lock_claims}
-			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND NOT void AND {held}
+			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
+			          AND NOT void AND {held}
 			        GROUP BY lock_id, slot
 			        UNION ALL
 			        SELECT lock_id, slot, (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
 			               1
 			        FROM {lock_latest} FINAL
-			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after
+			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
 			    )
 			    GROUP BY lock_id
 			)
@@ -356,9 +357,10 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	}
 
 	@Override
-	public List<LockRecord> live(String prefix, @Nullable String after, int limit) {
+	public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
 		return this.jdbc.sql(this.live)
 			.param("prefix", prefix)
+			.param("visible", visible)
 			.param("after", (after != null) ? after : "")
 			.param("limit", limit)
 			.query((rs, n) -> record(rs))

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import io.statehouse.shared.Caller;
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
@@ -12,6 +13,7 @@ import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.security.SecurityRequirement;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
@@ -50,6 +52,7 @@ class LockController {
 
 	@PostMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "acquireLock", summary = "Acquire a lease",
 			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
@@ -68,6 +71,7 @@ class LockController {
 	}
 
 	@PutMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "renewLock", summary = "Renew a lease",
 			description = "Extends the lease held by `Lock-Token` by `ttlSeconds` (default: the lease's own duration).")
 	@ApiResponse(responseCode = "200", description = "Renewed")
@@ -82,9 +86,10 @@ class LockController {
 	}
 
 	@DeleteMapping("/{id}")
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "releaseLock", summary = "Release a lease",
 			description = "With the holder's `Lock-Token`, or `force=true` to release whatever holds it (an operator's "
-					+ "tool; it will be guarded once authentication exists).")
+					+ "tool: it needs the `admin` scope).")
 	@ApiResponse(responseCode = "204", description = "Released")
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
@@ -107,6 +112,7 @@ class LockController {
 	}
 
 	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "getLock", summary = "Who holds a lock")
 	@ApiResponse(responseCode = "200", description = "The live lease")
 	@ApiResponse(responseCode = "404", description = "No live lock",
@@ -116,11 +122,13 @@ class LockController {
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
-	@Operation(operationId = "listLocks", summary = "List live locks", description = "In id order, by prefix.")
+	@SecurityRequirement(name = "bearer", scopes = "read")
+	@Operation(operationId = "listLocks", summary = "List live locks",
+			description = "In id order, by prefix, of the ids the token may see.")
 	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN) String prefix,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
-			@RequestParam(required = false) @Nullable String cursor) {
-		Page<Lease> page = this.locks.live(prefix, limit, cursor);
+			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
+		Page<Lease> page = this.locks.live(prefix, limit, cursor, caller.ids());
 		return new LockPage(page.items().stream().map(LockView::of).toList(), page.nextCursor());
 	}
 

@@ -20,7 +20,7 @@ interface LockRepository {
 	@Nullable Written written(Claim claim);
 
 	/** Live locks in id order, after {@code after}. */
-	List<LockRecord> live(String prefix, @Nullable String after, int limit);
+	List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit);
 
 	/**
 	 * What a read-back found of a claim.

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.lock.LockClaims.Attempt;
+import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
 import org.jspecify.annotations.Nullable;
 
@@ -168,9 +169,9 @@ public class LockService {
 		return holder.lease();
 	}
 
-	/** A page of live leases whose ids start with {@code prefix}, in id order. */
-	Page<Lease> live(String prefix, int size, @Nullable String cursor) {
-		List<Lease> leases = this.repository.live(prefix, Page.after(cursor), size + 1)
+	/** A page of live leases whose ids start with {@code prefix} and are visible, in id order. */
+	Page<Lease> live(String prefix, int size, @Nullable String cursor, IdScope visible) {
+		List<Lease> leases = this.repository.live(prefix, visible.toLike(), Page.after(cursor), size + 1)
 			.stream()
 			.map(LockRecord::lease)
 			.toList();

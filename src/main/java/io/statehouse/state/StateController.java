@@ -11,6 +11,8 @@ import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockToken;
+import io.statehouse.shared.Caller;
+import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
@@ -19,6 +21,7 @@ import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.security.SecurityRequirement;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.validation.constraints.Max;
@@ -72,6 +75,7 @@ class StateController {
 	}
 
 	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "getState", summary = "Get a state document",
 			description = "The newest version, or with `version` an earlier one while the changelog retains it. "
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304 "
@@ -99,6 +103,7 @@ class StateController {
 	}
 
 	@GetMapping(path = "/{id}/versions", produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "getStateVersions", summary = "History of a state",
 			description = "Every version the changelog retains (`statehouse.changelog.retention`), oldest first; the "
 					+ "newest version is always there. Older ones answer 410 on `GET /states/{id}?version=`.")
@@ -111,6 +116,7 @@ class StateController {
 
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
@@ -138,6 +144,7 @@ class StateController {
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
@@ -164,6 +171,7 @@ class StateController {
 	}
 
 	@DeleteMapping("/{id}")
+	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "deleteState", summary = "Delete a state",
 			description = "Writes a tombstone version; versions keep increasing.")
 	@ApiResponse(responseCode = "204", description = "Deleted")
@@ -185,23 +193,27 @@ class StateController {
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "listStates", summary = "List states",
-			description = "Live states in id order. `match` is a glob: `*` any run, `?` one character; "
-					+ "every other character (`%` and `_` too) matches itself.")
+			description = "Live states in id order, of the ids the token may see. `match` is a glob: `*` any run, "
+					+ "`?` one character; every other character (`%` and `_` too) matches itself.")
 	StatePage list(
 			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN) @Nullable String prefix,
 			@RequestParam(required = false) @Nullable String match,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
-			@RequestParam(required = false) @Nullable String cursor) {
-		Page<StateSummary> page = this.states.list(prefix, match, limit, cursor);
+			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
+		Page<StateSummary> page = this.states.list(prefix, (match != null) ? new Glob(match) : null, limit, cursor,
+				caller.ids());
 		return new StatePage(page.items(), page.nextCursor());
 	}
 
 	@DeleteMapping
+	@SecurityRequirement(name = "bearer", scopes = "admin")
 	@Operation(operationId = "deleteStates", summary = "Delete every state whose id matches a glob",
-			description = "Meltano's `state clear --all` is `match=*`. Answers how many this call deleted.")
-	Map<String, Integer> deleteMatching(@RequestParam String match) {
-		return Map.of("deleted", this.states.deleteMatching(match));
+			description = "Meltano's `state clear --all` is `match=*`. Deletes only ids the token may touch; answers "
+					+ "how many this call deleted.")
+	Map<String, Integer> deleteMatching(@RequestParam String match, Caller caller) {
+		return Map.of("deleted", this.states.deleteMatching(new Glob(match), caller.ids()));
 	}
 
 	private static ResponseEntity<String> written(Committed committed) {

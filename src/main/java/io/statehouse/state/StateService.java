@@ -18,6 +18,8 @@ import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
 import io.statehouse.lock.LockToken;
+import io.statehouse.shared.Glob;
+import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
 import org.jspecify.annotations.Nullable;
 
@@ -153,9 +155,11 @@ class StateService {
 	 * @param match a glob ({@code *}, {@code ?}) ids must match ({@code null}: any)
 	 * @param size page size
 	 * @param cursor where the previous page ended ({@code null}: the start)
+	 * @param visible the ids the caller may see
 	 */
-	Page<StateSummary> list(@Nullable String prefix, @Nullable String match, int size, @Nullable String cursor) {
-		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", Globs.toLike(match),
+	Page<StateSummary> list(@Nullable String prefix, @Nullable Glob match, int size, @Nullable String cursor,
+			IdScope visible) {
+		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", like(match), visible.toLike(),
 				Page.after(cursor), size + 1);
 		return Page.of(rows, size, StateSummary::id);
 	}
@@ -164,15 +168,16 @@ class StateService {
 	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}), a
 	 * page at a time: a page's deletes share INSERTs, and memory holds one page whatever the
 	 * number of matches.
+	 * @param scope the ids the caller may touch: others are left alone
 	 * @return how many this call deleted
 	 */
-	int deleteMatching(String match) {
-		String like = Globs.toLike(match);
+	int deleteMatching(Glob match, IdScope scope) {
+		String like = match.toLike();
 		int deleted = 0;
 		String after = null;
 		List<StateSummary> page;
 		do {
-			page = this.store.list("", like, after, Page.MAX_SIZE);
+			page = this.store.list("", like, scope.toLike(), after, Page.MAX_SIZE);
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
 				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0), 0));
@@ -190,6 +195,10 @@ class StateService {
 		}
 		while (page.size() == Page.MAX_SIZE);
 		return deleted;
+	}
+
+	private static String like(@Nullable Glob glob) {
+		return (glob != null) ? glob.toLike() : "%";
 	}
 
 }

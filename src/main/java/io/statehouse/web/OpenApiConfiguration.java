@@ -1,7 +1,11 @@
 package io.statehouse.web;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
+import io.statehouse.shared.Caller;
+import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.media.Content;
@@ -14,9 +18,11 @@ import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.info.Info;
 import io.swagger.v3.oas.models.info.License;
+import io.swagger.v3.oas.models.security.SecurityScheme;
 import io.swagger.v3.oas.models.servers.Server;
 
 import org.springdoc.core.customizers.OpenApiCustomizer;
+import org.springdoc.core.utils.SpringDocUtils;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -25,7 +31,18 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 class OpenApiConfiguration {
 
-	/** Every API operation can answer a 400 for bad input and a 503 while storage is away. */
+	/** The name of the bearer scheme that operations name in their security requirements. */
+	static final String BEARER = "bearer";
+
+	static {
+		// Who calls is the request's token, not a parameter.
+		SpringDocUtils.getConfig().addRequestWrapperToIgnore(Caller.class);
+	}
+
+	/**
+	 * Every API operation can answer a 400 for bad input, a 401 or 403 for a token that does not
+	 * allow it, and a 503 while storage is away.
+	 */
 	@Bean
 	OpenApiCustomizer commonProblemResponses() {
 		return (openApi) -> {
@@ -41,15 +58,36 @@ class OpenApiConfiguration {
 						.description("On 412: the current version, null if there is no live state"))
 					.additionalProperties(true));
 			Schema<?> problem = new Schema<>().$ref("#/components/schemas/Problem");
+			Map<String, ApiResponse> common = new LinkedHashMap<>();
+			common.put("400", problemResponse("Malformed input (id, header, parameter or body)", problem));
+			common.put("401", problemResponse("No token, or an unknown one (`urn:statehouse:problem:unauthenticated`)",
+					problem)
+				.addHeaderObject("WWW-Authenticate", new Header()
+					.description("`Bearer`, with the error if a token was presented")
+					.schema(new StringSchema())));
+			common.put("403", problemResponse("The token lacks the operation's scope, or the id is outside its globs "
+					+ "(`urn:statehouse:problem:forbidden`)", problem));
+			common.put("503", problemResponse("Storage unavailable or writes saturated; retry after `Retry-After` "
+					+ "seconds. A write answered `urn:statehouse:problem:write-outcome-unknown` may or may not have been "
+					+ "applied: retry it with the same `Idempotency-Key`", problem)
+				.addHeaderObject("Retry-After",
+						new Header().description("Seconds to wait before retrying").schema(new IntegerSchema())));
+			common.forEach((status, response) -> openApi.getComponents().addResponses(name(status), response));
 			openApi.getPaths().values().forEach((path) -> path.readOperations().forEach((operation) -> {
 				ApiResponses responses = operation.getResponses();
-				responses.putIfAbsent("400", problemResponse("Malformed input (id, header, parameter or body)", problem));
-				responses.putIfAbsent("503", problemResponse("Storage unavailable or writes saturated; retry after "
-						+ "`Retry-After` seconds. A write answered `urn:statehouse:problem:write-outcome-unknown` may or "
-						+ "may not have been applied: retry it with the same `Idempotency-Key`", problem)
-					.addHeaderObject("Retry-After", new Header().description("Seconds to wait before retrying")
-						.schema(new IntegerSchema())));
+				common.keySet()
+					.forEach((status) -> responses.putIfAbsent(status,
+							new ApiResponse().$ref("#/components/responses/" + name(status))));
 			}));
+		};
+	}
+
+	private static String name(String status) {
+		return switch (status) {
+			case "400" -> "BadRequest";
+			case "401" -> "Unauthorized";
+			case "403" -> "Forbidden";
+			default -> "Unavailable";
 		};
 	}
 
@@ -64,8 +102,14 @@ class OpenApiConfiguration {
 			.info(new Info().title("Statehouse")
 				.version("v1")
 				.description("Versioned pipeline state and advisory locks, stored in ClickHouse.")
-				.license(new License().name("Apache-2.0")))
-			.servers(List.of(new Server().url("/")));
+				.license(new License().name("Apache-2.0").identifier("Apache-2.0")))
+			.servers(List.of(new Server().url("/")))
+			.components(new Components().addSecuritySchemes(BEARER, new SecurityScheme().type(SecurityScheme.Type.HTTP)
+				.scheme("bearer")
+				.description("`Authorization: Bearer <secret>`, a token configured in `statehouse.security.tokens`. "
+						+ "Each operation names the scope it needs: `read`, `write`, `admin` (which includes `write`) "
+						+ "or `metrics`; a state or lock id must also match one of the token's `ids` globs. A service "
+						+ "without tokens runs open.")));
 	}
 
 }

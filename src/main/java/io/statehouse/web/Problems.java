@@ -14,7 +14,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 
 /** Problems with their stable type, {@code urn:statehouse:problem:<kind>}: built, or written raw. */
-final class Problems {
+public final class Problems {
 
 	private static final JsonMapper json = JsonMapper.builder().build();
 
@@ -32,7 +32,7 @@ final class Problems {
 	}
 
 	/** Writes a problem where Spring MVC is not involved yet (a filter, Tomcat's error report). */
-	static void write(HttpServletResponse response, int status, String title, String kind, String detail)
+	public static void write(HttpServletResponse response, int status, String title, String kind, String detail)
 			throws IOException {
 		Map<String, Object> problem = new LinkedHashMap<>();
 		problem.put("type", type(kind).toString());

@@ -94,9 +94,9 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public List<StateSummary> list(String prefix, String likePattern, @Nullable String after, int limit,
-			long fromBlock) {
-		return this.delegate.list(prefix, likePattern, after, limit, fromBlock);
+	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
+			int limit, long fromBlock) {
+		return this.delegate.list(prefix, likePattern, visible, after, limit, fromBlock);
 	}
 
 	@Override

@@ -117,8 +117,8 @@ class LapsedLeaseTests {
 		}
 
 		@Override
-		public List<LockRecord> live(String prefix, @Nullable String after, int limit) {
-			return this.delegate.live(prefix, after, limit);
+		public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
+			return this.delegate.live(prefix, visible, after, limit);
 		}
 
 	}

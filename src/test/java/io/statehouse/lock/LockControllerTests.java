@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
+import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -105,13 +106,13 @@ class LockControllerTests {
 
 	@Test
 	void theListingPagesAndNeverShowsTokens() throws Exception {
-		given(this.locks.live("job:", 2, null)).willReturn(new Page<>(List.of(LEASE), "am9iOjE"));
+		given(this.locks.live("job:", 2, null, IdScope.ANY)).willReturn(new Page<>(List.of(LEASE), "am9iOjE"));
 		assertThat(this.mvc.get().uri("/locks?prefix=job:&limit=2")).hasStatusOk()
 			.bodyJson()
 			.hasPathSatisfying("$.nextCursor", (cursor) -> cursor.assertThat().isEqualTo("am9iOjE"))
 			.doesNotHavePath("$.items[0].token");
 		assertThat(this.mvc.get().uri("/locks?limit=1001")).hasStatus(HttpStatus.BAD_REQUEST);
-		then(this.locks).should().live(any(), anyInt(), any());
+		then(this.locks).should().live(any(), anyInt(), any(), any());
 	}
 
 }

@@ -162,8 +162,8 @@ class LockFaultTests {
 				}
 
 				@Override
-				public List<LockRecord> live(String prefix, @Nullable String after, int limit) {
-					return repository.live(prefix, after, limit);
+				public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
+					return repository.live(prefix, visible, after, limit);
 				}
 
 				private void kill() {

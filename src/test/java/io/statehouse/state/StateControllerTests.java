@@ -9,6 +9,7 @@ import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.lock.LockToken;
+import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -128,16 +129,16 @@ class StateControllerTests {
 
 	@Test
 	void aPageSizeOutsideOneToAThousandIs400() throws Exception {
-		given(this.states.list(isNull(), isNull(), anyInt(), isNull())).willReturn(new Page<StateSummary>(
+		given(this.states.list(isNull(), isNull(), anyInt(), isNull(), eq(IdScope.ANY))).willReturn(new Page<StateSummary>(
 				List.of(new StateSummary("a:b", 1, UPDATED, 2)), "bmV4dA"));
 		assertThat(this.mvc.get().uri("/states?limit=1001")).hasStatus(HttpStatus.BAD_REQUEST);
 		assertThat(this.mvc.get().uri("/states?limit=0")).hasStatus(HttpStatus.BAD_REQUEST);
-		then(this.states).should(never()).list(any(), any(), anyInt(), any());
+		then(this.states).should(never()).list(any(), any(), anyInt(), any(), any());
 		assertThat(this.mvc.get().uri("/states")).hasStatusOk()
 			.bodyJson()
 			.extractingPath("$.nextCursor")
 			.isEqualTo("bmV4dA");
-		then(this.states).should().list(null, null, Page.DEFAULT_SIZE, null);
+		then(this.states).should().list(null, null, Page.DEFAULT_SIZE, null, IdScope.ANY);
 	}
 
 	private static Committed committed(long version, boolean created, boolean replayed) {

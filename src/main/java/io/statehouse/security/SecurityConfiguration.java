@@ -1,0 +1,201 @@
+package io.statehouse.security;
+
+import java.util.Arrays;
+import java.util.List;
+
+import io.statehouse.shared.Caller;
+import io.statehouse.web.Problems;
+import jakarta.servlet.http.HttpServletRequest;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.authentication.AuthenticationManager;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.authorization.AuthorizationDecision;
+import org.springframework.security.authorization.AuthorizationManager;
+import org.springframework.security.authorization.AuthorizationManagers;
+import org.springframework.security.authorization.AuthorityAuthorizationManager;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.annotation.web.configurers.AbstractHttpConfigurer;
+import org.springframework.security.config.annotation.web.configurers.AuthorizeHttpRequestsConfigurer;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.oauth2.core.OAuth2AuthenticatedPrincipal;
+import org.springframework.security.oauth2.server.resource.web.BearerTokenAuthenticationEntryPoint;
+import org.springframework.security.oauth2.server.resource.web.access.BearerTokenAccessDeniedHandler;
+import org.springframework.security.web.AuthenticationEntryPoint;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.access.AccessDeniedHandler;
+import org.springframework.security.web.access.intercept.AuthorizationFilter;
+import org.springframework.security.web.access.intercept.RequestAuthorizationContext;
+import org.springframework.security.web.authentication.AuthenticationFilter;
+import org.springframework.security.web.firewall.RequestRejectedHandler;
+import org.springframework.security.web.util.matcher.RequestMatcher;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+import static org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher.pathPattern;
+
+/**
+ * Who may call what. Each request to a state or a lock needs its scope and an id inside the
+ * token's globs; listings and glob deletes are narrowed to those ids by the features themselves
+ * ({@link Caller}). Probes, the API description and Swagger UI stay open. Refusals are problems:
+ * 401 ({@code urn:statehouse:problem:unauthenticated}, with {@code WWW-Authenticate: Bearer}) and
+ * 403 ({@code urn:statehouse:problem:forbidden}), decided before the request reaches a
+ * controller, so a refused request changes nothing.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(SecurityProperties.class)
+class SecurityConfiguration implements WebMvcConfigurer {
+
+	private static final Log logger = LogFactory.getLog(SecurityConfiguration.class);
+
+	private static final String[] OPEN_PATHS = { "/actuator/health", "/actuator/health/**", "/v3/api-docs",
+			"/v3/api-docs/**", "/swagger-ui.html", "/swagger-ui/**" };
+
+	@Bean
+	SecurityFilterChain securityFilterChain(HttpSecurity http, SecurityProperties properties) throws Exception {
+		http.csrf(AbstractHttpConfigurer::disable)
+			.sessionManagement((sessions) -> sessions.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+			.requestCache(AbstractHttpConfigurer::disable)
+			.exceptionHandling((exceptions) -> exceptions.authenticationEntryPoint(unauthenticated())
+				.accessDeniedHandler(forbidden()));
+		if (properties.isOpen()) {
+			logger.warn("No token is configured (statehouse.security.tokens): the service runs open, and anyone "
+					+ "who can reach it can read, change and delete every state and lock");
+			return http.addFilterBefore(openAccess(), AuthorizationFilter.class)
+				.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
+				.build();
+		}
+		return http
+			.oauth2ResourceServer((server) -> server
+				.opaqueToken((opaque) -> opaque.introspector(new ConfiguredTokens(properties.tokens())))
+				.authenticationEntryPoint(unauthenticated())
+				.accessDeniedHandler(forbidden())
+				// RFC 9728's /.well-known/oauth-protected-resource, which WWW-Authenticate points at.
+				.protectedResourceMetadata((metadata) -> metadata.protectedResourceMetadataCustomizer(
+						(resource) -> resource.resourceName("Statehouse")
+							.scopes((scopes) -> Arrays.stream(Scope.values()).map(Scope::scopeName).forEach(scopes::add))
+							.tlsClientCertificateBoundAccessTokens(false))))
+			.authorizeHttpRequests(SecurityConfiguration::rules)
+			.build();
+	}
+
+	/**
+	 * Requests Spring Security's firewall refuses before anything reads them (encoded {@code ;},
+	 * {@code /}, {@code \\}, control characters, {@code ..}): a problem like every other bad input.
+	 */
+	@Bean
+	RequestRejectedHandler requestRejectedHandler() {
+		return (request, response, ex) -> Problems.write(response, 400, "Bad Request", "invalid-request",
+				"The request's path or headers hold characters no request to this service has (such as an encoded "
+						+ "';', '/' or '\\', a control character or '..').");
+	}
+
+	@Override
+	public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+		resolvers.add(new CallerArgumentResolver());
+	}
+
+	private static void rules(
+			AuthorizeHttpRequestsConfigurer<HttpSecurity>.AuthorizationManagerRequestMatcherRegistry requests) {
+		for (HttpMethod read : new HttpMethod[] { HttpMethod.GET, HttpMethod.HEAD }) {
+			requests.requestMatchers(pathPattern(read, "/states"), pathPattern(read, "/locks"))
+				.access(scope(Scope.READ))
+				.requestMatchers(pathPattern(read, "/states/{id}"), pathPattern(read, "/states/{id}/versions"),
+						pathPattern(read, "/locks/{id}"))
+				.access(onId(Scope.READ));
+		}
+		requests.requestMatchers(OPEN_PATHS)
+			.permitAll()
+			.requestMatchers("/actuator/prometheus", "/actuator/metrics", "/actuator/metrics/**")
+			.access(scope(Scope.METRICS))
+			.requestMatchers(pathPattern(HttpMethod.DELETE, "/states"))
+			.access(scope(Scope.ADMIN))
+			.requestMatchers(forced(pathPattern(HttpMethod.DELETE, "/locks/{id}")))
+			.access(onId(Scope.ADMIN))
+			.requestMatchers(pathPattern(HttpMethod.PUT, "/states/{id}"), pathPattern(HttpMethod.PATCH, "/states/{id}"),
+					pathPattern(HttpMethod.DELETE, "/states/{id}"), pathPattern(HttpMethod.POST, "/locks/{id}"),
+					pathPattern(HttpMethod.PUT, "/locks/{id}"), pathPattern(HttpMethod.DELETE, "/locks/{id}"))
+			.access(onId(Scope.WRITE))
+			.anyRequest()
+			.authenticated();
+	}
+
+	private static AuthorizationManager<RequestAuthorizationContext> scope(Scope scope) {
+		return AuthorityAuthorizationManager.hasAuthority(scope.authority());
+	}
+
+	/** The scope, on an id inside the token's globs. */
+	private static AuthorizationManager<RequestAuthorizationContext> onId(Scope scope) {
+		AuthorizationManager<RequestAuthorizationContext> inScope = (authentication, context) -> {
+			Caller caller = ConfiguredTokens.caller(authentication.get());
+			String id = context.getVariables().get("id");
+			return new AuthorizationDecision(caller != null && id != null && caller.ids().permits(id));
+		};
+		return AuthorizationManagers.allOf(scope(scope), inScope);
+	}
+
+	/**
+	 * A force release: any {@code force} other than {@code false} counts, as Spring MVC reads
+	 * {@code 1}, {@code on} and {@code yes} as true too.
+	 */
+	private static RequestMatcher forced(RequestMatcher release) {
+		return new RequestMatcher() {
+
+			@Override
+			public boolean matches(HttpServletRequest request) {
+				return isForced(request) && release.matches(request);
+			}
+
+			@Override
+			public MatchResult matcher(HttpServletRequest request) {
+				// The id, for the check of the token's globs.
+				return isForced(request) ? release.matcher(request) : MatchResult.notMatch();
+			}
+
+		};
+	}
+
+	private static boolean isForced(HttpServletRequest request) {
+		String[] values = request.getParameterValues("force");
+		return values != null && !Arrays.stream(values).allMatch("false"::equals);
+	}
+
+	private static AuthenticationEntryPoint unauthenticated() {
+		BearerTokenAuthenticationEntryPoint bearer = new BearerTokenAuthenticationEntryPoint();
+		return (request, response, ex) -> {
+			bearer.commence(request, response, ex);
+			boolean presented = request.getHeader("Authorization") != null;
+			Problems.write(response, 401, "Unauthorized", "unauthenticated",
+					presented ? "The token is not known, or not a bearer token."
+							: "This request needs a token: Authorization: Bearer <secret>.");
+		};
+	}
+
+	private static AccessDeniedHandler forbidden() {
+		BearerTokenAccessDeniedHandler bearer = new BearerTokenAccessDeniedHandler();
+		return (request, response, ex) -> {
+			bearer.handle(request, response, ex);
+			Problems.write(response, 403, "Forbidden", "forbidden",
+					"The token's scopes or ids do not allow this request.");
+		};
+	}
+
+	/** Every request of a service that runs open is the {@code open} caller's, with every scope. */
+	private static AuthenticationFilter openAccess() {
+		OAuth2AuthenticatedPrincipal open = ConfiguredTokens.open();
+		Authentication authentication = UsernamePasswordAuthenticationToken.authenticated(open, null,
+				open.getAuthorities());
+		AuthenticationManager asPresented = (presented) -> presented;
+		AuthenticationFilter filter = new AuthenticationFilter(asPresented, (request) -> authentication);
+		filter.setSuccessHandler((request, response, result) -> {
+		});
+		return filter;
+	}
+
+}

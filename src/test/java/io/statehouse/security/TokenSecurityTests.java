@@ -1,0 +1,266 @@
+package io.statehouse.security;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tokens over real HTTP: every operation with no token, an unknown token, a token without the
+ * operation's scope, a token whose globs do not cover the id, and the right token; listings and
+ * glob deletes narrowed to the token's ids; refusals that change nothing; nothing secret logged.
+ */
+@StatehouseTest
+@ExtendWith(OutputCaptureExtension.class)
+class TokenSecurityTests {
+
+	static final String READER = "sth_reader-secret-0123456789abcdefghijklmnopqrstuv";
+
+	static final String PROD_WRITER = "sth_prod-writer-secret-0123456789abcdefghijklmnopq";
+
+	static final String PROD_ADMIN = "sth_prod-admin-secret-0123456789abcdefghijklmnopqr";
+
+	static final String ROOT = "sth_root-secret-0123456789abcdefghijklmnopqrstuvwxyz";
+
+	static final String METRICS = "sth_metrics-secret-0123456789abcdefghijklmnopqrstu";
+
+	static final String UNKNOWN = "sth_unknown-secret-0123456789abcdefghijklmnopqrstu";
+
+	@DynamicPropertySource
+	static void tokens(DynamicPropertyRegistry registry) {
+		token(registry, 0, "reader", READER, "read", "*");
+		token(registry, 1, "prod-writer", PROD_WRITER, "read,write", "prod:*");
+		token(registry, 2, "prod-admin", PROD_ADMIN, "read,admin", "prod:*,shared:?");
+		token(registry, 3, "root", ROOT, "read,admin", "*");
+		token(registry, 4, "metrics", METRICS, "metrics", "*");
+	}
+
+	private static void token(DynamicPropertyRegistry registry, int index, String name, String secret, String scopes,
+			String ids) {
+		String prefix = "statehouse.security.tokens[" + index + "].";
+		registry.add(prefix + "name", () -> name);
+		registry.add(prefix + "sha256", () -> HexFormat.of().formatHex(ConfiguredTokens.sha256(secret)));
+		registry.add(prefix + "scopes", () -> scopes);
+		registry.add(prefix + "ids", () -> ids);
+	}
+
+	@Autowired
+	StatehouseClient client;
+
+	@BeforeEach
+	void existing() {
+		if (call(ROOT, "GET", "/states/prod:sec-existing", null).status() == 404) {
+			assertThat(call(ROOT, "PUT", "/states/prod:sec-existing", "{\"n\":1}").status()).isEqualTo(201);
+			assertThat(call(ROOT, "PUT", "/states/dev:sec-existing", "{\"n\":1}").status()).isEqualTo(201);
+			assertThat(call(ROOT, "POST", "/locks/prod:sec-held", "{\"owner\":\"o\",\"ttlSeconds\":600}").status())
+				.isEqualTo(201);
+			assertThat(call(ROOT, "POST", "/locks/dev:sec-held", "{\"owner\":\"o\",\"ttlSeconds\":600}").status())
+				.isEqualTo(201);
+		}
+	}
+
+	/**
+	 * Each operation: what it needs, a token that lacks it, the path on an id the writer and
+	 * admin tokens do not cover ({@code null}: no id), and how the right token is answered.
+	 */
+	record Operation(String name, String method, String path, @Nullable String body, String right, String lacking,
+			@Nullable String outside, int success) {
+
+		@Override
+		public String toString() {
+			return this.name;
+		}
+
+	}
+
+	static Stream<Operation> operations() {
+		String lease = "{\"owner\":\"o\",\"ttlSeconds\":60}";
+		return Stream.of(new Operation("get state", "GET", "/states/prod:sec-existing", null, PROD_WRITER, METRICS,
+				"/states/dev:sec-existing", 200),
+				new Operation("versions", "GET", "/states/prod:sec-existing/versions", null, PROD_WRITER, METRICS,
+						"/states/dev:sec-existing/versions", 200),
+				new Operation("list states", "GET", "/states", null, READER, METRICS, null, 200),
+				new Operation("put state", "PUT", "/states/prod:sec-new", "{\"a\":1}", PROD_WRITER, READER,
+						"/states/dev:sec-existing", 201),
+				new Operation("patch state", "PATCH", "/states/prod:sec-existing", "{\"b\":2}", PROD_WRITER, READER,
+						"/states/dev:sec-existing", 200),
+				new Operation("delete state", "DELETE", "/states/prod:sec-doomed", null, PROD_WRITER, READER,
+						"/states/dev:sec-existing", 204),
+				new Operation("clear by glob", "DELETE", "/states?match=prod:sec-none*", null, PROD_ADMIN, PROD_WRITER,
+						null, 200),
+				new Operation("acquire", "POST", "/locks/prod:sec-free", lease, PROD_WRITER, READER, "/locks/dev:sec-free",
+						201),
+				new Operation("renew", "PUT", "/locks/prod:sec-held", "{}", PROD_WRITER, READER, "/locks/dev:sec-held",
+						409),
+				new Operation("release", "DELETE", "/locks/prod:sec-held", null, PROD_WRITER, READER,
+						"/locks/dev:sec-held", 409),
+				new Operation("force release", "DELETE", "/locks/prod:sec-forced?force=true", null, PROD_ADMIN,
+						PROD_WRITER, "/locks/dev:sec-held?force=true", 204),
+				new Operation("get lock", "GET", "/locks/prod:sec-held", null, PROD_WRITER, METRICS, "/locks/dev:sec-held",
+						200),
+				new Operation("list locks", "GET", "/locks", null, READER, METRICS, null, 200),
+				new Operation("metrics", "GET", "/actuator/metrics", null, METRICS, ROOT, null, 200));
+	}
+
+	@ParameterizedTest
+	@MethodSource("operations")
+	void everyOperationAnswersEachKindOfCallerAsDocumentedAndRefusalsChangeNothing(Operation operation) {
+		String before = snapshot();
+		Response none = this.client.send(operation.method(), operation.path(), contentType(operation),
+				body(operation));
+		assertRefused(none, 401, "unauthenticated");
+		assertThat(none.header("WWW-Authenticate")).hasValueSatisfying((value) -> assertThat(value).startsWith("Bearer"));
+		Response unknown = call(UNKNOWN, operation.method(), operation.path(), operation.body());
+		assertRefused(unknown, 401, "unauthenticated");
+		assertThat(unknown.header("WWW-Authenticate"))
+			.hasValueSatisfying((value) -> assertThat(value).contains("error=\"invalid_token\""));
+		assertRefused(call(operation.lacking(), operation.method(), operation.path(), operation.body()), 403,
+				"forbidden");
+		if (operation.outside() != null) {
+			assertRefused(call(operation.right(), operation.method(), operation.outside(), operation.body()), 403,
+					"forbidden");
+		}
+		assertThat(snapshot()).isEqualTo(before);
+
+		prepare(operation);
+		Response right = operation.path().startsWith("/locks/")
+				? call(operation.right(), operation.method(), operation.path(), operation.body(), "Lock-Token",
+						"00000000-0000-0000-0000-000000000000")
+				: call(operation.right(), operation.method(), operation.path(), operation.body());
+		assertThat(right.status()).as(right.toString()).isEqualTo(operation.success());
+	}
+
+	/** What the right token's call acts on exists (a renewal or release with a wrong token is a 409: it got in). */
+	private void prepare(Operation operation) {
+		if (operation.name().equals("delete state")) {
+			assertThat(call(ROOT, "PUT", "/states/prod:sec-doomed", "{}").status()).isIn(200, 201);
+		}
+		if (operation.name().equals("force release")) {
+			assertThat(call(ROOT, "POST", "/locks/prod:sec-forced", "{\"owner\":\"o\"}").status()).isEqualTo(201);
+		}
+		if (operation.name().equals("acquire")) {
+			call(ROOT, "DELETE", "/locks/prod:sec-free?force=true", null);
+		}
+	}
+
+	@Test
+	void aForceReleaseNeedsAdminWhateverSpellingOfTrueItUses() {
+		for (String force : List.of("1", "on", "yes", "TRUE", "false&force=true")) {
+			Response refused = call(PROD_WRITER, "DELETE", "/locks/prod:sec-held?force=" + force, null);
+			assertRefused(refused, 403, "forbidden");
+		}
+		assertThat(call(READER, "GET", "/locks/prod:sec-held", null).status()).isEqualTo(200);
+	}
+
+	@Test
+	void listingsShowOnlyTheIdsTheTokenMaySee() {
+		for (String id : List.of("prod:list-a", "dev:list-b", "shared:x", "shared:xy")) {
+			assertThat(call(ROOT, "PUT", "/states/" + id, "{}").status()).isIn(200, 201);
+			assertThat(call(ROOT, "POST", "/locks/" + id, "{\"owner\":\"o\",\"ttlSeconds\":600}").status()).isIn(201,
+					423);
+		}
+		assertThat(ids(call(PROD_ADMIN, "GET", "/states?limit=1000", null))).contains("prod:list-a", "shared:x")
+			.doesNotContain("dev:list-b", "shared:xy")
+			.allMatch((id) -> id.startsWith("prod:") || id.equals("shared:x"));
+		assertThat(ids(call(PROD_ADMIN, "GET", "/locks?limit=1000", null))).contains("prod:list-a", "shared:x")
+			.doesNotContain("dev:list-b", "shared:xy")
+			.allMatch((id) -> id.startsWith("prod:") || id.equals("shared:x"));
+		assertThat(ids(call(READER, "GET", "/states?limit=1000", null))).contains("prod:list-a", "dev:list-b",
+				"shared:xy");
+	}
+
+	@Test
+	void aGlobDeleteTouchesOnlyTheIdsTheTokenMayTouch() {
+		for (String id : List.of("prod:clear-a", "dev:clear-b", "shared:c", "shared:cc")) {
+			assertThat(call(ROOT, "PUT", "/states/" + id, "{}").status()).isIn(200, 201);
+		}
+		Response cleared = call(PROD_ADMIN, "DELETE", "/states?match=*:c*", null);
+		assertThat(cleared.status()).isEqualTo(200);
+		assertThat(call(READER, "GET", "/states/prod:clear-a", null).status()).isEqualTo(404);
+		assertThat(call(READER, "GET", "/states/shared:c", null).status()).isEqualTo(404);
+		assertThat(call(READER, "GET", "/states/dev:clear-b", null).status()).isEqualTo(200);
+		assertThat(call(READER, "GET", "/states/shared:cc", null).status()).isEqualTo(200);
+	}
+
+	@Test
+	void probesAndTheApiDescriptionAreOpenAndHealthDetailsNeedAToken() {
+		assertThat(this.client.get("/actuator/health/liveness").status()).isEqualTo(200);
+		assertThat(this.client.get("/actuator/health/readiness").status()).isEqualTo(200);
+		assertThat(this.client.get("/v3/api-docs").status()).isEqualTo(200);
+		assertThat(this.client.get("/swagger-ui/index.html").status()).isEqualTo(200);
+		Response anonymous = this.client.get("/actuator/health");
+		assertThat(anonymous.status()).isEqualTo(200);
+		assertThat(anonymous.json().has("components")).isFalse();
+		Response authenticated = call(METRICS, "GET", "/actuator/health", null);
+		assertThat(authenticated.json().at("/components/security/details/mode").asString()).isEqualTo("tokens");
+		assertThat(authenticated.json().at("/components/security/details/tokens").asInt()).isEqualTo(5);
+	}
+
+	@Test
+	void logsNeverShowATokenOrADocument(CapturedOutput output) {
+		String marker = "document-marker-7f3a";
+		call(PROD_WRITER, "PUT", "/states/prod:sec-logged", "{\"secret\":\"" + marker + "\"}");
+		call(PROD_WRITER, "PUT", "/states/prod:sec-logged", "{\"secret\":\"" + marker + "\"");
+		call(PROD_WRITER, "PUT", "/states/dev:sec-logged", "{\"secret\":\"" + marker + "\"}");
+		call(UNKNOWN, "GET", "/states/prod:sec-logged", null);
+		this.client.send("GET", "/states/prod:sec-logged", null, new byte[0], "Authorization", "Basic " + UNKNOWN);
+		assertThat(output.getAll()).doesNotContain(marker)
+			.doesNotContain(PROD_WRITER)
+			.doesNotContain(UNKNOWN)
+			.doesNotContainIgnoringCase("Authorization:");
+	}
+
+	private Response call(String secret, String method, String path, @Nullable String body, String... headers) {
+		List<String> all = new ArrayList<>(List.of("Authorization", "Bearer " + secret));
+		all.addAll(List.of(headers));
+		String contentType = (body == null) ? null : method.equals("PATCH") ? "application/merge-patch+json"
+				: "application/json";
+		return this.client.send(method, path, contentType,
+				(body != null) ? body.getBytes(StandardCharsets.UTF_8) : new byte[0], all.toArray(String[]::new));
+	}
+
+	private static @Nullable String contentType(Operation operation) {
+		return (operation.body() == null) ? null
+				: operation.method().equals("PATCH") ? "application/merge-patch+json" : "application/json";
+	}
+
+	private static byte[] body(Operation operation) {
+		return (operation.body() != null) ? operation.body().getBytes(StandardCharsets.UTF_8) : new byte[0];
+	}
+
+	/** Every state (with its version) and every live lock (with its fencing token). */
+	private String snapshot() {
+		return call(ROOT, "GET", "/states?limit=1000", null).body() + call(ROOT, "GET", "/locks?limit=1000", null).body();
+	}
+
+	private static void assertRefused(Response response, int status, String kind) {
+		assertThat(response.status()).as(response.toString()).isEqualTo(status);
+		assertThat(response.header("Content-Type")).hasValue("application/problem+json");
+		assertThat(response.json().get("type").asString()).isEqualTo("urn:statehouse:problem:" + kind);
+	}
+
+	private static List<String> ids(Response page) {
+		assertThat(page.status()).as(page.toString()).isEqualTo(200);
+		return page.json().get("items").valueStream().map((item) -> item.get("id").asString()).toList();
+	}
+
+}
