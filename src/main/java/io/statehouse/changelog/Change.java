@@ -9,28 +9,34 @@ import org.jspecify.annotations.Nullable;
  * @param document the whole document after the write ({@code ""} when there is none)
  * @param deleted whether there is no live document after the write
  * @param fencing the fencing token to carry forward
+ * @param writtenBy the name of the token that made the change (audit)
  */
-public record Change(Operation operation, String document, boolean deleted, long fencing) {
+public record Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy) {
 
 	/** Replaces the document. */
-	public static Change put(String document, long fencing) {
-		return new Change(Operation.PUT, document, false, fencing);
+	public static Change put(String document, long fencing, String writtenBy) {
+		return new Change(Operation.PUT, document, false, fencing, writtenBy);
 	}
 
 	/** The document after a merge patch. */
-	public static Change patch(String document, long fencing) {
-		return new Change(Operation.PATCH, document, false, fencing);
+	public static Change patch(String document, long fencing, String writtenBy) {
+		return new Change(Operation.PATCH, document, false, fencing, writtenBy);
 	}
 
 	/** A tombstone. */
-	public static Change delete(long fencing) {
-		return new Change(Operation.DELETE, "", true, fencing);
+	public static Change delete(long fencing, String writtenBy) {
+		return new Change(Operation.DELETE, "", true, fencing, writtenBy);
 	}
 
 	/** Raises the fencing token and keeps whatever the id holds now, document or none. */
-	static Change fence(@Nullable StoredState current, long fencing) {
+	static Change fence(@Nullable StoredState current, long fencing, String writtenBy) {
 		boolean live = StoredState.isLive(current);
-		return new Change(Operation.FENCE, live ? current.document() : "", !live, fencing);
+		return new Change(Operation.FENCE, live ? current.document() : "", !live, fencing, writtenBy);
+	}
+
+	/** The same change, carrying another fencing token. */
+	Change withFencing(long fencing) {
+		return new Change(this.operation, this.document, this.deleted, fencing, this.writtenBy);
 	}
 
 	/** The kinds of change, as stored in the changelog. */

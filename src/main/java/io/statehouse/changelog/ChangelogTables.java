@@ -1,5 +1,7 @@
 package io.statehouse.changelog;
 
+import java.util.List;
+
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
 import io.statehouse.clickhouse.ClickHouseSchema;
@@ -44,6 +46,7 @@ final class ChangelogTables {
 			    parent UUID,
 			    created Bool,
 			    writer LowCardinality(String),
+			    {writtenBy},
 			    written_at DateTime64(3) DEFAULT now64(3),
 			    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), {segmentSeconds}))
 			)
@@ -63,7 +66,8 @@ final class ChangelogTables {
 			    fencing UInt64,
 			    updated_at DateTime64(3),
 			    claim_id UUID,
-			    parent UUID
+			    parent UUID,
+			    {writtenBy}
 			)
 			ENGINE = ReplacingMergeTree(version)
 			ORDER BY state_id
@@ -88,6 +92,9 @@ final class ChangelogTables {
 			SETTINGS {durable}""";
 
 
+	/** Who made a change: the name of its token (audit), empty in rows written before it was recorded. */
+	private static final String WRITTEN_BY = "written_by LowCardinality(String) DEFAULT ''";
+
 	/** Commit order of a changelog row: the first of a version's claims wins it. */
 	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
 
@@ -99,11 +106,12 @@ final class ChangelogTables {
 
 	static ClickHouseTable changelog(long segmentSeconds) {
 		return new ClickHouseTable("changelog",
-				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds)));
+				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds)).replace("{writtenBy}", WRITTEN_BY),
+				List.of(WRITTEN_BY));
 	}
 
 	static ClickHouseTable state() {
-		return new ClickHouseTable("state", STATE_TABLE);
+		return new ClickHouseTable("state", STATE_TABLE.replace("{writtenBy}", WRITTEN_BY), List.of(WRITTEN_BY));
 	}
 
 	static ClickHouseTable meta() {

@@ -231,7 +231,7 @@ class ClaimRound {
 			}
 			long version = (current != null) ? current.version() + 1 : 1;
 			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
-			Change claimed = new Change(change.operation(), change.document(), change.deleted(), fencing);
+			Change claimed = change.withFencing(fencing);
 			claims.add(new PendingClaim(pending, new Claim(pending.id, version, claimed, UUID.randomUUID(),
 					(head != null) ? head.claimId() : Claim.NONE, pending.idempotency,
 					!StoredState.isLive(current) && !change.deleted())));

@@ -62,8 +62,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/** Writes rows of given claims into the state table (it keeps the highest version per id). */
 	private static final String FOLD_CLAIMED = """
-			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent)
-			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent
+			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
+			                     written_by)
+			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by
 			FROM {changelog}
 			WHERE (state_id, version, claim_id) IN (:claims)""";
 
@@ -84,8 +85,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static final String APPEND = """
 			INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
-			                         idempotency_fingerprint, claim_id, parent, created, writer)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			                         idempotency_fingerprint, claim_id, parent, created, writer, written_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * What decides the claims of a batch: per version claimed, its claims in commit order; the
@@ -143,25 +144,26 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 */
 	private static final String VERSION = """
 			SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-			       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes,
+			       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id = :id AND version >= :version AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, 0, 0, 1, 1
+			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
+			       0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
 	/** Every retained row of an id (no documents, their sizes) and its state row, as {@link #VERSION}. */
 	private static final String HISTORY = """
 			SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-			       toString(operation) AS operation, length(document) AS size_bytes,
+			       toString(operation) AS operation, length(document) AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id = :id AND {retained}
 			UNION ALL
 			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-			       0, 0, 1, 1
+			       written_by, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
@@ -361,7 +363,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 					change.document(), change.deleted(), change.fencing(),
 					(idempotency != null) ? idempotency.key() : "",
 					(idempotency != null) ? idempotency.fingerprint() : "", claim.claimId(), claim.parent(),
-					claim.created(), this.writer });
+					claim.created(), this.writer, change.writtenBy() });
 		}
 		this.jdbcTemplate.batchUpdate(sql(APPEND), rows);
 	}
@@ -503,7 +505,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		for (HistoryRow row : retained.rows()) {
 			if (retained.lineage().won(row.version(), row.claimId())) {
 				versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
-						row.state().updatedAt(), row.sizeBytes()));
+						row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy()));
 			}
 		}
 		return versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList();
@@ -517,7 +519,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.query((rs, n) -> new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"),
 					rs.getString("body"), rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"),
 					uuid(rs, "parent"), Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
-					rs.getLong("size_bytes"), rs.getLong("block_number"), rs.getLong("block_offset"),
+					rs.getLong("size_bytes"), rs.getString("written_by"), rs.getLong("block_number"),
+					rs.getLong("block_offset"),
 					rs.getBoolean("materialized"), rs.getBoolean("held")))
 			.list();
 		// The newest: the highest version that holds; at equal versions the materialized row, else the
@@ -580,7 +583,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * the materialized version, where the lineage decides).
 	 */
 	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation, long sizeBytes,
-			long block, long offset, boolean materialized, boolean held) implements Lineage.Link {
+			String writtenBy, long block, long offset, boolean materialized, boolean held) implements Lineage.Link {
 
 		@Override
 		public long version() {

@@ -80,8 +80,8 @@ public class StateStore {
 	 * committed before it is visible to whoever reads after it.
 	 * @return the fence version
 	 */
-	public Committed fence(String id, long fencing) {
-		return this.writer.write(id, (current) -> Change.fence(current, fencing), null, 0);
+	public Committed fence(String id, long fencing, String writtenBy) {
+		return this.writer.write(id, (current) -> Change.fence(current, fencing, writtenBy), null, 0);
 	}
 
 }

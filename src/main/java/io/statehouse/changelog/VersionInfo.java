@@ -2,6 +2,9 @@ package io.statehouse.changelog;
 
 import java.time.Instant;
 
+import io.swagger.v3.oas.annotations.media.Schema;
+import org.jspecify.annotations.Nullable;
+
 /**
  * One version in an id's history.
  *
@@ -9,6 +12,9 @@ import java.time.Instant;
  * @param operation what wrote it
  * @param updatedAt when
  * @param sizeBytes the document's size ({@code 0} for a deletion)
+ * @param writtenBy the name of the token that wrote it ({@code open} when the service ran open;
+ * {@code null} if written before versions recorded it)
  */
-public record VersionInfo(long version, Change.Operation operation, Instant updatedAt, long sizeBytes) {
+public record VersionInfo(long version, Change.Operation operation, Instant updatedAt, long sizeBytes,
+		@Schema(types = { "string", "null" }) @Nullable String writtenBy) {
 }

@@ -113,6 +113,10 @@ public class ClickHouseSchema implements InitializingBean {
 				}
 				throw ex;
 			}
+			for (String column : table.addedColumns()) {
+				this.jdbc.sql("ALTER TABLE " + table(table.name()) + onCluster() + " ADD COLUMN IF NOT EXISTS " + column)
+					.update();
+			}
 		}
 		List<String> replicatedTables = replicatedTables();
 		if (this.properties.coordination() == Coordination.COMMIT_ORDER && !replicatedTables.isEmpty()) {

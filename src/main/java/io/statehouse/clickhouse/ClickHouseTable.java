@@ -1,13 +1,26 @@
 package io.statehouse.clickhouse;
 
+import java.util.List;
+
 /**
  * A table a feature needs, created at start-up if it does not exist.
  *
  * @param name the table's name without database or prefix
  * @param createStatement {@code CREATE TABLE IF NOT EXISTS {name} ...}, its name in braces (see
  * {@link ClickHouseSchema#sql}), its settings ending in {@code {durable}}
+ * @param addedColumns definitions of the columns the table gained after its first release (they
+ * are in {@code createStatement} too): added at start-up to a table created without them
  */
-public record ClickHouseTable(String name, String createStatement) {
+public record ClickHouseTable(String name, String createStatement, List<String> addedColumns) {
+
+	public ClickHouseTable {
+		addedColumns = List.copyOf(addedColumns);
+	}
+
+	/** A table whose columns are all in its first release's statement. */
+	public ClickHouseTable(String name, String createStatement) {
+		this(name, createStatement, List.of());
+	}
 
 	/**
 	 * MergeTree settings of every Statehouse table: inserted parts, merged parts and their

@@ -19,19 +19,21 @@ import org.jspecify.annotations.Nullable;
  * @param claimId tells this claim from every other
  * @param token the lease's token
  * @param owner the lease's owner
+ * @param grantedTo the name of the token the lease was granted to
  * @param ttl how long the lease runs from now (zero for a release)
  * @param fencing a grant's least fencing token, or the lease's own for a renewal or release
  * @param acquiredAt when the lease was granted; {@code null} for a grant (ClickHouse's now)
  * @param lapsesAt when the lease a renewal or release changes ends: written at or after it, the
  * claim is void; {@code null} for a grant
  */
-record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, Duration ttl, long fencing,
-		@Nullable Instant acquiredAt, @Nullable Instant lapsesAt) {
+record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, String grantedTo, Duration ttl,
+		long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt) {
 
-	static Claim acquire(String id, @Nullable LockRecord previous, String owner, Duration ttl) {
+	static Claim acquire(String id, @Nullable LockRecord previous, String owner, String grantedTo, Duration ttl) {
 		long slot = (previous != null) ? previous.slot() : 0;
 		long fencing = (previous != null) ? previous.fencing() : 0;
-		return new Claim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, ttl, fencing + 1,
+		return new Claim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, grantedTo, ttl,
+				fencing + 1,
 				null, null);
 	}
 
@@ -44,8 +46,8 @@ record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String o
 	}
 
 	private static Claim change(LockRecord holder, Kind kind, Duration ttl) {
-		return new Claim(holder.id(), holder.slot() + 1, kind, UUID.randomUUID(), holder.token(), holder.owner(), ttl,
-				holder.fencing(), holder.acquiredAt(), holder.expiresAt());
+		return new Claim(holder.id(), holder.slot() + 1, kind, UUID.randomUUID(), holder.token(), holder.owner(),
+				holder.grantedTo(), ttl, holder.fencing(), holder.acquiredAt(), holder.expiresAt());
 	}
 
 }

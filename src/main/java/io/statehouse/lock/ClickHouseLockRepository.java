@@ -53,6 +53,7 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			    claim_id UUID,
 			    token UUID,
 			    owner String,
+			    {grantedTo},
 			    ttl_ms UInt32,
 			    lapses_at DateTime64(6) DEFAULT 0,
 			    fencing_floor UInt64 EPHEMERAL,
@@ -77,6 +78,7 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			    claim_id UUID,
 			    token UUID,
 			    owner String,
+			    {grantedTo},
 			    ttl_ms UInt32,
 			    fencing UInt64,
 			    acquired_at DateTime64(6),
@@ -86,18 +88,22 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			ORDER BY lock_id
 			SETTINGS {durable}""";
 
+	/** Whom a lease was granted to: its token's name (audit), empty in rows written before it was recorded. */
+	private static final String GRANTED_TO = "granted_to LowCardinality(String) DEFAULT ''";
+
 	/** A grant: ClickHouse fills in the fencing token and the times. */
 	private static final String GRANT = """
-			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing_floor)
-			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?)""";
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, fencing_floor)
+			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * A renewal or release: the lease's fencing token and grant time carry over, and the claim is
 	 * void — no change at all — if ClickHouse writes it once the lease has lapsed.
 	 */
 	private static final String CHANGE = """
-			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, lapses_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, fencing, acquired_at,
+			                           lapses_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * Every claim of a slot, with its commit order: as few columns as a claimant needs to know
@@ -121,15 +127,16 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	 * first; it is the same claim.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
-			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, block,
+			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, granted_to, acquired_at, expires_at, ttl_ms, block,
 			       kind != 'release' AND expires_at > now64(6) AS live
 			FROM (
-			    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, acquired_at, expires_at,
-			           ttl_ms, _block_number AS block
+			    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, granted_to, acquired_at,
+			           expires_at, ttl_ms, _block_number AS block
 			    FROM {lock_claims}
 			    WHERE lock_id = :id AND NOT void AND {held}
 			    UNION ALL
-			    SELECT lock_id, slot, toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, 0
+			    SELECT lock_id, slot, toString(kind), claim_id, token, fencing, owner, granted_to, acquired_at, expires_at,
+			           ttl_ms, 0
 			    FROM {lock_latest} FINAL
 			    WHERE lock_id = :id
 			)
@@ -149,20 +156,20 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
 			       latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
-			       latest.2.8 AS ttl_ms
+			       latest.2.8 AS ttl_ms, latest.2.9 AS granted_to
 			FROM (
 			    SELECT lock_id, argMax((slot, winner), (slot, folded)) AS latest
 			    FROM (
 			        SELECT lock_id, slot,
-			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
-			                      _block_number) AS winner, 0 AS folded
+			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms,
+			                       granted_to), _block_number) AS winner, 0 AS folded
 			        FROM {lock_claims}
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
 			          AND NOT void AND {held}
 			        GROUP BY lock_id, slot
 			        UNION ALL
-			        SELECT lock_id, slot, (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms),
-			               1
+			        SELECT lock_id, slot,
+			               (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, granted_to), 1
 			        FROM {lock_latest} FINAL
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
 			    )
@@ -191,14 +198,14 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	 */
 	private static final String FOLD = """
 			INSERT INTO {lock_latest} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at,
-			                           expires_at)
-			SELECT lock_id, n.w.1, n.w.2.1, n.w.2.2, n.w.2.3, n.w.2.4, n.w.2.5, n.w.2.6, n.w.2.7, n.w.2.8
+			                           expires_at, granted_to)
+			SELECT lock_id, n.w.1, n.w.2.1, n.w.2.2, n.w.2.3, n.w.2.4, n.w.2.5, n.w.2.6, n.w.2.7, n.w.2.8, n.w.2.9
 			FROM (
 			    SELECT lock_id, argMax((slot, winner), slot) AS w
 			    FROM (
 			        SELECT lock_id, slot,
-			               argMin((kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, expires_at), _block_number)
-			                   AS winner
+			               argMin((kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, expires_at, granted_to),
+			                      _block_number) AS winner
 			        FROM {lock_claims}
 			        LEFT ANY JOIN {folded} USING lock_id
 			        WHERE {changed} AND slot > folded AND NOT void AND {held}
@@ -265,11 +272,11 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	}
 
 	static ClickHouseTable claimsTable() {
-		return new ClickHouseTable("lock_claims", CLAIMS_TABLE);
+		return new ClickHouseTable("lock_claims", CLAIMS_TABLE.replace("{grantedTo}", GRANTED_TO), List.of(GRANTED_TO));
 	}
 
 	static ClickHouseTable latestTable() {
-		return new ClickHouseTable("lock_latest", LATEST_TABLE);
+		return new ClickHouseTable("lock_latest", LATEST_TABLE.replace("{grantedTo}", GRANTED_TO), List.of(GRANTED_TO));
 	}
 
 	@Override
@@ -288,14 +295,14 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	public void append(Claim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.schema.sql(GRANT))
-				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.ttl().toMillis(),
-						claim.fencing())
+				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
+						claim.ttl().toMillis(), claim.fencing())
 				.update();
 		}
 		else {
 			this.jdbc.sql(this.schema.sql(CHANGE))
 				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
-						claim.token(), claim.owner(), claim.ttl().toMillis(), claim.fencing(),
+						claim.token(), claim.owner(), claim.grantedTo(), claim.ttl().toMillis(), claim.fencing(),
 						micros(Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")),
 						micros(Objects.requireNonNull(claim.lapsesAt(), "a renewal or release carries its lease's end")))
 				.update();
@@ -370,14 +377,16 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	private static LockRecord record(ResultSet rs) throws SQLException {
 		return new LockRecord(rs.getString("lock_id"), rs.getLong("slot"),
 				Kind.valueOf(rs.getString("kind").toUpperCase(Locale.ROOT)), uuid(rs, "claim_id"), uuid(rs, "token"),
-				rs.getLong("fencing"), rs.getString("owner"), instant(rs, "acquired_at"), instant(rs, "expires_at"),
+				rs.getLong("fencing"), rs.getString("owner"), rs.getString("granted_to"), instant(rs, "acquired_at"),
+				instant(rs, "expires_at"),
 				Duration.ofMillis(rs.getLong("ttl_ms")));
 	}
 
 	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
 	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
 		return new LockRecord(claim.id(), claim.slot(), claim.kind(), uuid(rs, "claim_id"), claim.token(),
-				rs.getLong("fencing"), claim.owner(), instant(rs, "acquired_at"), instant(rs, "expires_at"), claim.ttl());
+				rs.getLong("fencing"), claim.owner(), claim.grantedTo(), instant(rs, "acquired_at"),
+				instant(rs, "expires_at"), claim.ttl());
 	}
 
 	private static UUID uuid(ResultSet rs, String column) throws SQLException {

@@ -50,10 +50,10 @@ class LockClaims {
 	}
 
 	/**
-	 * Grants the lock if nobody holds it; looks again at once when another claim won the slot
-	 * first.
+	 * Grants the lock to {@code grantedTo}'s {@code owner} if nobody holds it; looks again at once
+	 * when another claim won the slot first.
 	 */
-	Attempt grant(String id, String owner, Duration ttl) {
+	Attempt grant(String id, String owner, String grantedTo, Duration ttl) {
 		Known known = this.claimed.getIfPresent(id);
 		LockRecord previous = (known != null) ? known.record() : null;
 		long decidedAt = (known != null) ? known.decidedAt() : 0;
@@ -68,7 +68,7 @@ class LockClaims {
 				}
 				previous = lock.latest();
 			}
-			LockRecord granted = claim(Claim.acquire(id, previous, owner, ttl), decidedAt);
+			LockRecord granted = claim(Claim.acquire(id, previous, owner, grantedTo, ttl), decidedAt);
 			if (granted != null) {
 				return new Attempt(granted, null, previous);
 			}

@@ -62,8 +62,8 @@ class LockController {
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
-			@Valid @RequestBody AcquireRequest request) throws InterruptedException {
-		Lease lease = this.locks.acquire(id, request.owner(), Duration.ofSeconds(request.ttlOrDefault()),
+			@Valid @RequestBody AcquireRequest request, Caller caller) throws InterruptedException {
+		Lease lease = this.locks.acquire(id, request.owner(), caller.name(), Duration.ofSeconds(request.ttlOrDefault()),
 				Duration.ofSeconds(request.waitOrDefault()));
 		return ResponseEntity.status(HttpStatus.CREATED)
 			.header(LockToken.HEADER, lease.token().toString())
@@ -162,22 +162,31 @@ class LockController {
 	 * A granted or renewed lease, for its holder.
 	 * @param token the secret to renew, release and fence writes with ({@code Lock-Token})
 	 * @param fencingToken greater than every earlier grant's for this id
+	 * @param grantedTo the name of the API token the lease was granted to ({@code open} when the
+	 * service runs open)
 	 */
-	record GrantResponse(String id, String token, long fencingToken, String owner, Instant acquiredAt,
-			Instant expiresAt) {
+	record GrantResponse(String id, String token, long fencingToken, String owner,
+			@Schema(types = { "string", "null" }) @Nullable String grantedTo,
+			Instant acquiredAt, Instant expiresAt) {
 
 		static GrantResponse of(Lease lease) {
 			return new GrantResponse(lease.id(), lease.token().toString(), lease.fencingToken(), lease.owner(),
-					lease.acquiredAt(), lease.expiresAt());
+					lease.grantedTo(), lease.acquiredAt(), lease.expiresAt());
 		}
 
 	}
 
-	/** A live lease as anyone may see it: never the token. */
-	record LockView(String id, String owner, long fencingToken, Instant acquiredAt, Instant expiresAt) {
+	/**
+	 * A live lease as anyone may see it: never the token.
+	 * @param grantedTo the name of the API token the lease was granted to ({@code open} when the
+	 * service runs open; {@code null} for a lease granted before leases recorded it)
+	 */
+	record LockView(String id, String owner, long fencingToken, @Schema(types = { "string", "null" }) @Nullable String grantedTo,
+			Instant acquiredAt,
+			Instant expiresAt) {
 
 		static LockView of(Lease lease) {
-			return new LockView(lease.id(), lease.owner(), lease.fencingToken(), lease.acquiredAt(),
+			return new LockView(lease.id(), lease.owner(), lease.fencingToken(), lease.grantedTo(), lease.acquiredAt(),
 					lease.expiresAt());
 		}
 
@@ -187,7 +196,7 @@ class LockController {
 	 * A page of live locks.
 	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
 	 */
-	record LockPage(List<LockView> items, @Nullable String nextCursor) {
+	record LockPage(List<LockView> items, @Schema(types = { "string", "null" }) @Nullable String nextCursor) {
 	}
 
 }

@@ -21,8 +21,7 @@ class LockHeldException extends ProblemException {
 	/** Who holds it and until when; never the holder's token. */
 	@Override
 	public Map<String, @Nullable Object> properties() {
-		return Map.of("holder", Map.of("owner", this.holder.owner(), "acquiredAt", this.holder.acquiredAt().toString(),
-				"expiresAt", this.holder.expiresAt().toString(), "fencingToken", this.holder.fencingToken()));
+		return Map.of("holder", LockController.LockView.of(this.holder));
 	}
 
 }

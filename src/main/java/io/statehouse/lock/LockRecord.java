@@ -14,12 +14,13 @@ import java.util.UUID;
  * @param token the lease's token
  * @param fencing the lease's fencing token
  * @param owner the lease's owner
+ * @param grantedTo the name of the token the lease was granted to
  * @param acquiredAt when the lease was granted
  * @param expiresAt when the lease lapses (for a release: when it was released)
  * @param ttl how long the lease runs from a grant or a renewal (zero for a release)
  */
 record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, long fencing, String owner,
-		Instant acquiredAt, Instant expiresAt, Duration ttl) {
+		String grantedTo, Instant acquiredAt, Instant expiresAt, Duration ttl) {
 
 	enum Kind {
 
@@ -32,7 +33,8 @@ record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, lon
 	}
 
 	Lease lease() {
-		return new Lease(this.id, this.token, this.fencing, this.owner, this.acquiredAt, this.expiresAt);
+		return new Lease(this.id, this.token, this.fencing, this.owner, this.grantedTo.isEmpty() ? null : this.grantedTo,
+				this.acquiredAt, this.expiresAt);
 	}
 
 }

@@ -52,21 +52,21 @@ public class LockService {
 	 * wakes them at once.
 	 * @throws LockHeldException when it is still held after the wait
 	 */
-	Lease acquire(String id, String owner, Duration ttl, Duration wait) throws InterruptedException {
+	Lease acquire(String id, String owner, String grantedTo, Duration ttl, Duration wait) throws InterruptedException {
 		long deadline = System.nanoTime() + wait.toNanos();
-		Lease lease = tryAcquire(id, owner, ttl, deadline - System.nanoTime());
+		Lease lease = tryAcquire(id, owner, grantedTo, ttl, deadline - System.nanoTime());
 		if (lease != null) {
 			return lease;
 		}
 		Semaphore turn = this.pollers.computeIfAbsent(id, (key) -> new Semaphore(1, true));
 		if (!turn.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-			return tryAcquire(id, owner, ttl, 0);
+			return tryAcquire(id, owner, grantedTo, ttl, 0);
 		}
 		try {
 			long backoff = FIRST_BACKOFF_MILLIS;
 			while (true) {
 				long remaining = deadline - System.nanoTime();
-				lease = tryAcquire(id, owner, ttl, remaining);
+				lease = tryAcquire(id, owner, grantedTo, ttl, remaining);
 				if (lease != null) {
 					return lease;
 				}
@@ -88,8 +88,8 @@ public class LockService {
 	 * @return the lease, or {@code null} if it is held and {@code remainingNanos} are left
 	 * @throws LockHeldException if it is held and no time is left
 	 */
-	private @Nullable Lease tryAcquire(String id, String owner, Duration ttl, long remainingNanos) {
-		Attempt attempt = this.claims.grant(id, owner, ttl);
+	private @Nullable Lease tryAcquire(String id, String owner, String grantedTo, Duration ttl, long remainingNanos) {
+		Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl);
 		LockRecord granted = attempt.granted();
 		if (granted != null) {
 			return fenced(granted, attempt.previous());
@@ -113,7 +113,7 @@ public class LockService {
 			return granted.lease();
 		}
 		try {
-			this.states.fence(granted.id(), granted.fencing());
+			this.states.fence(granted.id(), granted.fencing(), granted.grantedTo());
 			return granted.lease();
 		}
 		catch (RuntimeException ex) {

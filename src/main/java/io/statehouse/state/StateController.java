@@ -138,9 +138,10 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
 			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken)
-			throws IOException {
-		return written(this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
+					required = false) @Nullable String lockToken,
+			Caller caller) throws IOException {
+		return written(
+				this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
@@ -165,9 +166,10 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
 			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken)
-			throws IOException {
-		return written(this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey)));
+					required = false) @Nullable String lockToken,
+			Caller caller) throws IOException {
+		return written(
+				this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
 	}
 
 	@DeleteMapping("/{id}")
@@ -187,8 +189,9 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
 			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken) {
-		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey));
+					required = false) @Nullable String lockToken,
+			Caller caller) {
+		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
 	}
 
@@ -213,7 +216,7 @@ class StateController {
 			description = "Meltano's `state clear --all` is `match=*`. Deletes only ids the token may touch; answers "
 					+ "how many this call deleted.")
 	Map<String, Integer> deleteMatching(@RequestParam String match, Caller caller) {
-		return Map.of("deleted", this.states.deleteMatching(new Glob(match), caller.ids()));
+		return Map.of("deleted", this.states.deleteMatching(new Glob(match), caller));
 	}
 
 	private static ResponseEntity<String> written(Committed committed) {
@@ -249,7 +252,7 @@ class StateController {
 	 * @param items the states
 	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
 	 */
-	record StatePage(List<StateSummary> items, @Nullable String nextCursor) {
+	record StatePage(List<StateSummary> items, @Schema(types = { "string", "null" }) @Nullable String nextCursor) {
 	}
 
 }

@@ -18,6 +18,7 @@ import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
 import io.statehouse.lock.LockToken;
+import io.statehouse.shared.Caller;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
@@ -75,43 +76,43 @@ class StateService {
 		return versions;
 	}
 
-	/** Replaces the document (creating it if absent). */
-	Committed put(String id, InputStream body, WriteConditions conditions) throws IOException {
+	/** Replaces the document (creating it if absent), as {@code writtenBy}. */
+	Committed put(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
 		String document = this.documents.readObject(body);
 		Idempotency idempotency = conditions.idempotency(Operation.PUT, document);
 		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
-			return Change.put(document, fencing);
+			return Change.put(document, fencing, writtenBy);
 		}, idempotency, document.length()));
 	}
 
-	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent. */
-	Committed patch(String id, InputStream body, WriteConditions conditions) throws IOException {
+	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent, as {@code writtenBy}. */
+	Committed patch(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
 		String patch = this.documents.readObject(body);
 		Idempotency idempotency = conditions.idempotency(Operation.PATCH, patch);
 		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			check(id, current, conditions, fencing);
 			String base = StoredState.isLive(current) ? current.document() : "{}";
-			return Change.patch(this.documents.mergePatch(base, patch), fencing);
+			return Change.patch(this.documents.mergePatch(base, patch), fencing, writtenBy);
 		}, idempotency, patch.length()));
 	}
 
-	/** Deletes the state: a tombstone version. */
-	Committed delete(String id, WriteConditions conditions) {
+	/** Deletes the state: a tombstone version, written by {@code writtenBy}. */
+	Committed delete(String id, WriteConditions conditions, String writtenBy) {
 		Idempotency idempotency = conditions.idempotency(Operation.DELETE, "");
 		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 			// The conditions first: If-Match on a deleted state is a failed precondition (412).
 			check(id, current, conditions, fencing);
-			return tombstone(id, current, fencing);
+			return tombstone(id, current, fencing, writtenBy);
 		}, idempotency, 0));
 	}
 
 	/** The change that deletes a live state. */
-	private static Change tombstone(String id, @Nullable StoredState current, long fencing) {
+	private static Change tombstone(String id, @Nullable StoredState current, long fencing, String writtenBy) {
 		if (!StoredState.isLive(current)) {
 			throw StateNotFoundException.forId(id);
 		}
-		return Change.delete(fencing);
+		return Change.delete(fencing, writtenBy);
 	}
 
 	/**
@@ -168,19 +169,19 @@ class StateService {
 	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}), a
 	 * page at a time: a page's deletes share INSERTs, and memory holds one page whatever the
 	 * number of matches.
-	 * @param scope the ids the caller may touch: others are left alone
+	 * @param caller who deletes: only ids it may touch are deleted, and it is their writer
 	 * @return how many this call deleted
 	 */
-	int deleteMatching(Glob match, IdScope scope) {
+	int deleteMatching(Glob match, Caller caller) {
 		String like = match.toLike();
 		int deleted = 0;
 		String after = null;
 		List<StateSummary> page;
 		do {
-			page = this.store.list("", like, scope.toLike(), after, Page.MAX_SIZE);
+			page = this.store.list("", like, caller.ids().toLike(), after, Page.MAX_SIZE);
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
-				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0), 0));
+				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0, caller.name()), 0));
 			}
 			for (CompletableFuture<Committed> write : writes) {
 				try {

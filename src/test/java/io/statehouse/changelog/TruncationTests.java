@@ -77,11 +77,15 @@ class TruncationTests {
 		JsonNode history = this.client.get("/states/" + id + "/versions").json();
 		assertThat(history.get(2).get("operation").asString()).isEqualTo("DELETE");
 		assertThat(history.get(3).get("sizeBytes").asLong()).isEqualTo("{\"v\":4}".length());
+		assertThat(history.valueStream().map((version) -> version.get("writtenBy").asString())).containsOnly("open");
 
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
 			this.materializer.run();
 			assertThat(this.client.versions(id)).containsExactly(4L);
 		});
+		// Only the materialized row is left: it carries its writer too.
+		assertThat(this.client.get("/states/" + id + "/versions").json().get(0).get("writtenBy").asString())
+			.isEqualTo("open");
 		Response gone = this.client.get("/states/" + id + "?version=1");
 		assertThat(gone.status()).isEqualTo(410);
 		assertThat(gone.json().get("type").asString()).isEqualTo("urn:statehouse:problem:version-gone");

@@ -33,7 +33,7 @@ class LockControllerTests {
 
 	private static final UUID TOKEN = UUID.randomUUID();
 
-	private static final Lease LEASE = new Lease("job:1", TOKEN, 42, "run-1", Instant.parse("2026-11-30T12:00:00Z"),
+	private static final Lease LEASE = new Lease("job:1", TOKEN, 42, "run-1", "open", Instant.parse("2026-11-30T12:00:00Z"),
 			Instant.parse("2026-11-30T12:01:00Z"));
 
 	@Autowired
@@ -44,7 +44,7 @@ class LockControllerTests {
 
 	@Test
 	void aGrantIs201WithItsTokenInTheBodyAndTheHeaderAndTheDefaults() throws Exception {
-		given(this.locks.acquire("job:1", "run-1", Duration.ofSeconds(60), Duration.ZERO)).willReturn(LEASE);
+		given(this.locks.acquire("job:1", "run-1", "open", Duration.ofSeconds(60), Duration.ZERO)).willReturn(LEASE);
 		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-1\"}"))
 			.hasStatus(HttpStatus.CREATED)
 			.hasHeader("Lock-Token", TOKEN.toString())
@@ -67,7 +67,7 @@ class LockControllerTests {
 
 	@Test
 	void aHeldLockIs423WithTheHolderButNotItsToken() throws Exception {
-		given(this.locks.acquire(any(), any(), any(), any())).willThrow(new LockHeldException(LEASE));
+		given(this.locks.acquire(any(), any(), any(), any(), any())).willThrow(new LockHeldException(LEASE));
 		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-2\"}"))
 			.hasStatus(HttpStatus.LOCKED)
 			.bodyJson()

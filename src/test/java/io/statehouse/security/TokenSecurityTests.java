@@ -202,6 +202,29 @@ class TokenSecurityTests {
 	}
 
 	@Test
+	void everyChangeRecordsTheNameOfTheTokenThatMadeIt() {
+		String id = "prod:audit";
+		assertThat(call(PROD_WRITER, "PUT", "/states/" + id, "{\"v\":1}").status()).isEqualTo(201);
+		assertThat(call(PROD_ADMIN, "PATCH", "/states/" + id, "{\"v\":2}").status()).isEqualTo(200);
+		Response first = call(PROD_WRITER, "POST", "/locks/" + id, "{\"owner\":\"run-1\"}");
+		assertThat(first.json().get("grantedTo").asString()).isEqualTo("prod-writer");
+		assertThat(call(PROD_WRITER, "DELETE", "/locks/" + id, null, "Lock-Token", first.token()).status()).isEqualTo(204);
+		Response second = call(PROD_ADMIN, "POST", "/locks/" + id, "{\"owner\":\"run-2\"}");
+		assertThat(second.json().get("grantedTo").asString()).isEqualTo("prod-admin");
+		assertThat(call(READER, "GET", "/locks/" + id, null).json().get("grantedTo").asString()).isEqualTo("prod-admin");
+		assertThat(call(READER, "GET", "/locks?prefix=" + id, null).json().at("/items/0/grantedTo").asString())
+			.isEqualTo("prod-admin");
+		assertThat(call(PROD_WRITER, "POST", "/locks/" + id, "{\"owner\":\"run-3\"}").json()
+			.at("/holder/grantedTo")
+			.asString()).isEqualTo("prod-admin");
+		assertThat(call(ROOT, "DELETE", "/states?match=" + id, null).json().get("deleted").asInt()).isEqualTo(1);
+
+		assertThat(call(READER, "GET", "/states/" + id + "/versions", null).json().valueStream()
+			.map((version) -> version.get("operation").asString() + " by " + version.get("writtenBy").asString()))
+			.containsExactly("PUT by prod-writer", "PATCH by prod-admin", "FENCE by prod-admin", "DELETE by root");
+	}
+
+	@Test
 	void probesAndTheApiDescriptionAreOpenAndHealthDetailsNeedAToken() {
 		assertThat(this.client.get("/actuator/health/liveness").status()).isEqualTo(200);
 		assertThat(this.client.get("/actuator/health/readiness").status()).isEqualTo(200);

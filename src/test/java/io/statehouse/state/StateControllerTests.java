@@ -48,7 +48,7 @@ class StateControllerTests {
 
 	@Test
 	void putThatCreatesAnswers201WithLocationAndEtag() throws Exception {
-		given(this.states.put(eq("a:b"), any(InputStream.class), any())).willReturn(committed(1, true, false));
+		given(this.states.put(eq("a:b"), any(InputStream.class), any(), eq("open"))).willReturn(committed(1, true, false));
 		assertThat(this.mvc.put().uri("/states/a:b").contentType(MediaType.APPLICATION_JSON).content("{\"v\":1}"))
 			.hasStatus(HttpStatus.CREATED)
 			.hasHeader("ETag", "\"1\"")
@@ -60,7 +60,7 @@ class StateControllerTests {
 
 	@Test
 	void putThatReplacesAnswers200AndAReplaySaysSo() throws Exception {
-		given(this.states.put(eq("a:b"), any(InputStream.class), any())).willReturn(committed(4, false, true));
+		given(this.states.put(eq("a:b"), any(InputStream.class), any(), eq("open"))).willReturn(committed(4, false, true));
 		assertThat(this.mvc.put().uri("/states/a:b").contentType(MediaType.APPLICATION_JSON).content("{\"v\":1}"))
 			.hasStatusOk()
 			.hasHeader("ETag", "\"4\"")
@@ -71,7 +71,7 @@ class StateControllerTests {
 	@Test
 	void conditionsAndTheLeaseAreReadFromTheHeaders() throws Exception {
 		UUID token = UUID.randomUUID();
-		given(this.states.put(eq("a:b"), any(InputStream.class), any())).willReturn(committed(3, false, false));
+		given(this.states.put(eq("a:b"), any(InputStream.class), any(), eq("open"))).willReturn(committed(3, false, false));
 		assertThat(this.mvc.put()
 			.uri("/states/a:b")
 			.contentType(MediaType.APPLICATION_JSON)
@@ -81,7 +81,7 @@ class StateControllerTests {
 			.header("Idempotency-Key", "run-7")).hasStatusOk();
 		then(this.states).should()
 			.put(eq("a:b"), any(InputStream.class), eq(new WriteConditions(new Preconditions(2L, false, false),
-					new LockToken(token), "run-7")));
+					new LockToken(token), "run-7")), eq("open"));
 	}
 
 	@ParameterizedTest
@@ -103,7 +103,7 @@ class StateControllerTests {
 
 	@Test
 	void aFailedPreconditionIs412WithTheCurrentVersion() throws Exception {
-		given(this.states.delete(eq("a:b"), any()))
+		given(this.states.delete(eq("a:b"), any(), eq("open")))
 			.willThrow(new PreconditionFailedException("State 'a:b' is at version 5, not 2.", 5L));
 		assertThat(this.mvc.delete().uri("/states/a:b").header("If-Match", "\"2\""))
 			.hasStatus(HttpStatus.PRECONDITION_FAILED)
@@ -114,7 +114,7 @@ class StateControllerTests {
 
 	@Test
 	void deleteAnswers204WithTheTombstonesEtag() throws Exception {
-		given(this.states.delete(eq("a:b"), any())).willReturn(committed(6, false, false));
+		given(this.states.delete(eq("a:b"), any(), eq("open"))).willReturn(committed(6, false, false));
 		assertThat(this.mvc.delete().uri("/states/a:b")).hasStatus(HttpStatus.NO_CONTENT).hasHeader("ETag", "\"6\"");
 	}
 

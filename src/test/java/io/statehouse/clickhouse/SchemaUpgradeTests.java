@@ -1,0 +1,52 @@
+package io.statehouse.clickhouse;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import io.statehouse.support.TestClickHouse;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A table created by an earlier release gains the columns added since, at start-up, keeping its
+ * rows; starting again changes nothing.
+ */
+class SchemaUpgradeTests {
+
+	private static final ClickHouseTable UPGRADED = new ClickHouseTable("log", """
+			CREATE TABLE IF NOT EXISTS {log} (k String, written_by LowCardinality(String) DEFAULT '')
+			ENGINE = MergeTree ORDER BY k SETTINGS {durable}""", List.of("written_by LowCardinality(String) DEFAULT ''"));
+
+	@Test
+	void aTableOfAnEarlierReleaseGainsTheAddedColumnsAndKeepsItsRows() throws Exception {
+		String database = TestClickHouse.newDatabase();
+		JdbcClient jdbc = JdbcClient.create(new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(),
+				TestClickHouse.jdbcUrl(), TestClickHouse.username(), TestClickHouse.password()));
+		jdbc.sql("CREATE DATABASE `" + database + "`").update();
+		jdbc.sql("CREATE TABLE `" + database + "`.log (k String) ENGINE = MergeTree ORDER BY k").update();
+		jdbc.sql("INSERT INTO `" + database + "`.log VALUES ('before')").update();
+
+		ClickHouseSchema schema = schema(jdbc, database);
+		schema.afterPropertiesSet();
+		schema.afterPropertiesSet();
+
+		jdbc.sql("INSERT INTO `" + database + "`.log VALUES ('after', 'ingest')").update();
+		assertThat(jdbc.sql("SELECT k || ':' || written_by FROM `" + database + "`.log ORDER BY k")
+			.query(String.class)
+			.list()).containsExactly("after:ingest", "before:");
+	}
+
+	private static ClickHouseSchema schema(JdbcClient jdbc, String database) {
+		ClickHouseProperties properties = new ClickHouseProperties(TestClickHouse.jdbcUrl(), TestClickHouse.username(),
+				TestClickHouse.password(), database, "", 1, Duration.ofSeconds(10), Duration.ofSeconds(10),
+				ClickHouseProperties.Coordination.COMMIT_ORDER, null, Duration.ofSeconds(30),
+				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null));
+		return new ClickHouseSchema(jdbc, properties, List.of(UPGRADED));
+	}
+
+}
