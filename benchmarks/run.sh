@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one benchmark of the harness in benchmarks/src: ./benchmarks/run.sh <Name> [-Dseconds=5 -Drounds=3]
-# Names: EngineBenchmark, StateBenchmark, LockBenchmark, MaterializerBenchmark, CoordinationBenchmark
+# Names: EngineBenchmark, StateBenchmark, LockBenchmark, MaterializerBenchmark, CoordinationBenchmark, SecurityBenchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: benchmarks/run.sh <BenchmarkName> [-Dname=value ...]}

@@ -1,10 +1,13 @@
 package io.statehouse;
 
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.statehouse.support.ServiceProcess;
 import org.junit.jupiter.api.Test;
@@ -33,6 +36,17 @@ class EmbeddedDefaultEndToEndTests {
 				.contains("\"mode\":\"embedded\"")
 				.contains("\"version\":\"26.")
 				.contains("\"security\":{\"details\":{\"mode\":\"open\"}");
+			// The engine's door: only the service knows the password it made up.
+			Matcher port = Pattern.compile("\"port\":(\\d+)").matcher(health.body());
+			assertThat(port.find()).isTrue();
+			HttpResponse<String> intruder = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port.group(1) + "/"))
+					.POST(HttpRequest.BodyPublishers.ofString("DROP DATABASE statehouse"))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(intruder.headers().firstValue("X-ClickHouse-Exception-Code")).hasValue("516");
+			assertThat(HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(service.uri("/actuator/health")).build(), HttpResponse.BodyHandlers.ofString())
+				.body()).contains("\"database\":\"statehouse\"").contains("\"status\":\"UP\"");
 		}
 		assertThat(Files.isDirectory(this.workingDirectory.resolve("data/clickhouse/metadata"))).isTrue();
 	}

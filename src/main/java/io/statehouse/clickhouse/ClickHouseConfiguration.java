@@ -29,8 +29,8 @@ class ClickHouseConfiguration {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
 		config.setJdbcUrl(backend.jdbcUrl());
-		config.setUsername(properties.username());
-		config.setPassword(properties.password());
+		config.setUsername(backend.username());
+		config.setPassword(backend.password());
 		config.setMaximumPoolSize(properties.poolSize());
 		config.setConnectionTimeout(properties.connectionTimeout().toMillis());
 		// The pool must start even while ClickHouse does not answer yet; ClickHouseSchema waits.

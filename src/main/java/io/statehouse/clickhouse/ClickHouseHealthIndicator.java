@@ -26,6 +26,10 @@ class ClickHouseHealthIndicator extends AbstractHealthIndicator {
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		builder.withDetail("mode", this.backend.mode()).withDetail("database", this.properties.database());
+		Integer port = this.backend.embeddedPort();
+		if (port != null) {
+			builder.withDetail("port", port);
+		}
 		try {
 			builder.up().withDetail("version", this.jdbc.sql("SELECT version()").query(String.class).single());
 		}

@@ -106,9 +106,21 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 	 * @param sessions statements the engine runs at once; 0 sizes it from the CPU count
 	 * @param configFile a ClickHouse configuration file for the engine ({@code config.xml}): how
 	 * an embedded engine is given a Keeper ({@code <zookeeper>}, {@code <keeper_map_path_prefix>})
+	 * @param password the password of the engine's user ({@code username}): needed with a fixed
+	 * {@code port}, for the instances that share the engine; without one, a random password is
+	 * made at start-up and only this instance knows it
 	 */
 	record Embedded(@Nullable Path library, @DefaultValue("data/clickhouse") Path dataDirectory,
-			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions, @Nullable Path configFile) {
+			@DefaultValue("0") @Min(0) int port, @DefaultValue("0") @Min(0) int sessions, @Nullable Path configFile,
+			@Nullable String password) {
+
+		Embedded {
+			if (port != 0 && (password == null || password.isEmpty())) {
+				throw new IllegalArgumentException("statehouse.clickhouse.embedded.port=" + port + " shares the engine "
+						+ "with other instances: set statehouse.clickhouse.embedded.password, which they present as "
+						+ "statehouse.clickhouse.password (a random one would let none of them in)");
+			}
+		}
 
 		/** The library to load: the one configured, or where the build installed it. */
 		Path libraryOrDefault() {

@@ -30,6 +30,8 @@ public class ClickHouseSchema implements InitializingBean {
 			SELECT name, engine FROM system.tables
 			WHERE database = :database AND name IN (:names) AND (engine LIKE 'Replicated%' OR engine LIKE 'Shared%')""";
 
+	private static final String COLUMNS = "SELECT name FROM system.columns WHERE database = :database AND table = :table";
+
 	private final JdbcClient jdbc;
 
 	private final ClickHouseProperties properties;
@@ -113,10 +115,6 @@ public class ClickHouseSchema implements InitializingBean {
 				}
 				throw ex;
 			}
-			for (String column : table.addedColumns()) {
-				this.jdbc.sql("ALTER TABLE " + table(table.name()) + onCluster() + " ADD COLUMN IF NOT EXISTS " + column)
-					.update();
-			}
 		}
 		List<String> replicatedTables = replicatedTables();
 		if (this.properties.coordination() == Coordination.COMMIT_ORDER && !replicatedTables.isEmpty()) {
@@ -125,6 +123,30 @@ public class ClickHouseSchema implements InitializingBean {
 					+ "lock could be granted twice. Set statehouse.clickhouse.coordination=keeper.");
 		}
 		this.replicated = this.properties.isClustered() || !replicatedTables.isEmpty();
+		addMissingColumns();
+	}
+
+	/**
+	 * Adds the columns a table created by an earlier release lacks — only those: on a cluster an
+	 * {@code ALTER} waits for every node, and an instance must start while one is down.
+	 */
+	private void addMissingColumns() {
+		for (ClickHouseTable table : this.tables) {
+			if (table.addedColumns().isEmpty()) {
+				continue;
+			}
+			List<String> existing = this.jdbc.sql(COLUMNS)
+				.param("database", database())
+				.param("table", tableName(table.name()))
+				.query(String.class)
+				.list();
+			for (String column : table.addedColumns()) {
+				if (!existing.contains(column.substring(0, column.indexOf(' ')))) {
+					this.jdbc.sql("ALTER TABLE " + table(table.name()) + onCluster() + " ADD COLUMN IF NOT EXISTS " + column)
+						.update();
+				}
+			}
+		}
 	}
 
 	/** Whether Statehouse's tables have replicas, so that one may lag behind another. */

@@ -53,6 +53,8 @@ class LeaseFencingTests {
 		StatehouseClient first = this.client;
 		try (ServiceProcess other = ServiceProcess.start(this.directory,
 				"--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
+				"--statehouse.clickhouse.username=" + TestClickHouse.username(),
+				"--statehouse.clickhouse.password=" + TestClickHouse.password(),
 				"--statehouse.clickhouse.database=" + this.schema.database())) {
 			StatehouseClient second = StatehouseClient.forPort(other.port());
 			String id = "fence:counter";

@@ -189,7 +189,7 @@ class MultiInstanceMaterializerTests {
 	}
 
 	private static long stateRow(EngineProcess engine, String id) throws Exception {
-		try (Connection connection = DriverManager.getConnection(engine.jdbcUrl("default"), "default", "");
+		try (Connection connection = DriverManager.getConnection(engine.jdbcUrl("default"), EngineProcess.USER, EngineProcess.PASSWORD);
 				ResultSet rows = connection.createStatement()
 					.executeQuery("SELECT max(version) FROM multi_materializer.state FINAL WHERE state_id = '" + id + "'")) {
 			rows.next();

@@ -259,6 +259,40 @@ abstract class ClickHouseConformanceTests {
 	}
 
 	@Test
+	void refusesARequestWithoutItsUsersPasswordAndRunsNothing() throws Exception {
+		org.junit.jupiter.api.Assumptions.assumeFalse(this.target.password().isEmpty(),
+				"This ClickHouse lets its user in without a password");
+		String create = "CREATE TABLE " + this.database + ".intruder (k String) ENGINE = MergeTree ORDER BY k";
+		String wrongBasic = "Basic " + java.util.Base64.getEncoder()
+			.encodeToString((this.target.username() + ":wrong").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		List<HttpResponse<String>> refused = List.of(send(create), send(create, "Authorization", wrongBasic),
+				send(create, "X-ClickHouse-User", this.target.username(), "X-ClickHouse-Key", "wrong"),
+				send(create, "X-ClickHouse-User", "intruder", "X-ClickHouse-Key", this.target.password()));
+		for (HttpResponse<String> response : refused) {
+			assertThat(response.statusCode()).isEqualTo(403);
+			assertThat(response.headers().firstValue("X-ClickHouse-Exception-Code")).hasValue("516");
+			assertThat(response.body()).contains("AUTHENTICATION_FAILED");
+		}
+		try (Connection connection = connect(this.database); Statement statement = connection.createStatement();
+				ResultSet tables = statement.executeQuery("SELECT count() FROM system.tables WHERE database = '"
+						+ this.database + "' AND name = 'intruder'")) {
+			tables.next();
+			assertThat(tables.getLong(1)).isZero();
+		}
+		assertThat(send("SELECT 1", "X-ClickHouse-User", this.target.username(), "X-ClickHouse-Key",
+				this.target.password()).body()).isEqualTo("1\n");
+	}
+
+	private HttpResponse<String> send(String sql, String... headers) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.target.httpUrl() + "/"))
+			.POST(HttpRequest.BodyPublishers.ofString(sql));
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		return HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
 	void servesEightThreadsThroughThePoolWithoutMixingResults() throws Exception {
 		try (Connection connection = connect(this.database)) {
 			execute(connection, "CREATE TABLE parallel (thread UInt32, n UInt32) ENGINE = MergeTree ORDER BY (thread, n)");

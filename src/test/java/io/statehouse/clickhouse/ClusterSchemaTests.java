@@ -45,7 +45,7 @@ class ClusterSchemaTests {
 		ClickHouseProperties properties = new ClickHouseProperties("jdbc:clickhouse://127.0.0.1:1", "default", "",
 				"statehouse", "", 1, Duration.ofSeconds(1), Duration.ofSeconds(1),
 				ClickHouseProperties.Coordination.KEEPER, cluster, Duration.ofSeconds(30),
-				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null));
+				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		JdbcClient unused = JdbcClient.create(new SimpleDriverDataSource());
 		return new ClickHouseSchema(unused, properties,
 				List.of(LOG, LATEST, KeeperArbiter.claimsTable("statehouse", "")));

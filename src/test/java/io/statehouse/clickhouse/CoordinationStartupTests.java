@@ -44,7 +44,7 @@ class CoordinationStartupTests {
 		try (KeeperEngines engines = KeeperEngines.start(this.directory)) {
 			EngineProcess engine = engines.first();
 			JdbcClient jdbc = JdbcClient.create(new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(),
-					engine.jdbcUrl("default"), "default", ""));
+					engine.jdbcUrl("default"), EngineProcess.USER, EngineProcess.PASSWORD));
 			jdbc.sql("CREATE DATABASE replicated").update();
 			jdbc.sql("""
 					CREATE TABLE replicated.changelog (state_id String)
@@ -57,13 +57,21 @@ class CoordinationStartupTests {
 		}
 	}
 
+	@Test
+	void anEmbeddedEngineSharedOnAFixedPortWithoutAPasswordRefusesToStart() {
+		assertThatException()
+			.isThrownBy(() -> start("", "shared", "--statehouse.clickhouse.embedded.port=18123"))
+			.withStackTraceContaining("set statehouse.clickhouse.embedded.password");
+	}
+
 	private static void start(String url, String database, String... args) {
-		String[] all = new String[args.length + 4];
+		String[] all = new String[args.length + 5];
 		all[0] = "--server.port=0";
 		all[1] = "--statehouse.clickhouse.url=" + url;
 		all[2] = "--statehouse.clickhouse.database=" + database;
 		all[3] = "--statehouse.clickhouse.startup-timeout=5s";
-		System.arraycopy(args, 0, all, 4, args.length);
+		all[4] = "--statehouse.clickhouse.password=" + EngineProcess.PASSWORD;
+		System.arraycopy(args, 0, all, 5, args.length);
 		new SpringApplicationBuilder(StatehouseApplication.class).run(all).close();
 	}
 

@@ -40,12 +40,12 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 
 			@Override
 			public String username() {
-				return "default";
+				return EngineProcess.USER;
 			}
 
 			@Override
 			public String password() {
-				return "";
+				return EngineProcess.PASSWORD;
 			}
 
 			@Override
@@ -74,7 +74,7 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 		List<Thread> running = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			Thread statement = new Thread(() -> {
-				try (Connection connection = DriverManager.getConnection(stopping.jdbcUrl("default"), "default", "")) {
+				try (Connection connection = DriverManager.getConnection(stopping.jdbcUrl("default"), EngineProcess.USER, EngineProcess.PASSWORD)) {
 					connection.createStatement().executeQuery("SELECT sleepEachRow(0.5) FROM numbers(4)");
 				}
 				catch (Exception ex) {
@@ -102,7 +102,7 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 		catch (IOException ex) {
 			// Broken pipe: the engine let go of its stdin, which is the point.
 		}
-		try (Connection connection = DriverManager.getConnection(this.engine.jdbcUrl("default"), "default", "")) {
+		try (Connection connection = DriverManager.getConnection(this.engine.jdbcUrl("default"), EngineProcess.USER, EngineProcess.PASSWORD)) {
 			connection.createStatement().execute("CREATE TABLE stdin_probe (n UInt32) ENGINE = MergeTree ORDER BY n");
 			connection.createStatement().execute("INSERT INTO stdin_probe VALUES (1), (2)");
 			List<Long> rows = new ArrayList<>();

@@ -57,12 +57,13 @@ class KeeperArbiterTests {
 	private static KeeperArbiter arbiter(EngineProcess engine) throws InterruptedException {
 		HikariDataSource pool = new HikariDataSource();
 		pool.setJdbcUrl(engine.jdbcUrl("default"));
-		pool.setUsername("default");
+		pool.setUsername(EngineProcess.USER);
+		pool.setPassword(EngineProcess.PASSWORD);
 		pool.setMaximumPoolSize(8);
 		pools.add(pool);
 		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", "arbiter", "", 8,
 				Duration.ofSeconds(3), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
-				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null));
+				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
 				List.of(KeeperArbiter.claimsTable("arbiter", "")));
 		schema.afterPropertiesSet();

@@ -181,7 +181,7 @@ class KeeperMapConformanceTests {
 	}
 
 	private static Connection connect(EngineProcess engine) throws SQLException {
-		return DriverManager.getConnection(engine.jdbcUrl("default"), "default", "");
+		return DriverManager.getConnection(engine.jdbcUrl("default"), EngineProcess.USER, EngineProcess.PASSWORD);
 	}
 
 }

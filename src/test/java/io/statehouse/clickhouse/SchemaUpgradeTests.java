@@ -45,7 +45,7 @@ class SchemaUpgradeTests {
 		ClickHouseProperties properties = new ClickHouseProperties(TestClickHouse.jdbcUrl(), TestClickHouse.username(),
 				TestClickHouse.password(), database, "", 1, Duration.ofSeconds(10), Duration.ofSeconds(10),
 				ClickHouseProperties.Coordination.COMMIT_ORDER, null, Duration.ofSeconds(30),
-				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null));
+				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		return new ClickHouseSchema(jdbc, properties, List.of(UPGRADED));
 	}
 

@@ -51,6 +51,7 @@ class LockFaultTests {
 	@DynamicPropertySource
 	static void clickHouse(DynamicPropertyRegistry registry) {
 		registry.add("statehouse.clickhouse.url", () -> engine().jdbcUrl("default"));
+		registry.add("statehouse.clickhouse.password", () -> EngineProcess.PASSWORD);
 	}
 
 	static synchronized EngineProcess engine() {

@@ -14,6 +14,12 @@ import org.jspecify.annotations.Nullable;
 /** The stand-alone embedded engine ({@link EmbeddedClickHouse#main}) in a child process. */
 public final class EngineProcess implements AutoCloseable {
 
+	/** The user the engine lets in. */
+	public static final String USER = "default";
+
+	/** Its password. */
+	public static final String PASSWORD = "engine-password-for-tests";
+
 	private static final Pattern SERVING = Pattern.compile("on http://127\\.0\\.0\\.1:(\\d+)");
 
 	private final JavaProcess process;
@@ -37,7 +43,8 @@ public final class EngineProcess implements AutoCloseable {
 		if (configFile != null) {
 			args.add("--config-file=" + configFile);
 		}
-		JavaProcess process = JavaProcess.start(dataDirectory.getParent(), EmbeddedClickHouse.class, List.of(), args);
+		JavaProcess process = JavaProcess.start(dataDirectory.getParent(), EmbeddedClickHouse.class, List.of(), args,
+				java.util.Map.of("CLICKHOUSE_USER", USER, "CLICKHOUSE_PASSWORD", PASSWORD));
 		try {
 			Matcher serving = SERVING.matcher(process.awaitLine((line) -> SERVING.matcher(line).find(),
 					Duration.ofSeconds(60)));

@@ -41,6 +41,12 @@ public final class JavaProcess implements AutoCloseable {
 	 */
 	public static JavaProcess start(Path workingDirectory, Class<?> mainClass, List<String> jvmOptions,
 			List<String> args) throws IOException {
+		return start(workingDirectory, mainClass, jvmOptions, args, java.util.Map.of());
+	}
+
+	/** As {@link #start(Path, Class, List, List)}, with environment variables added to the child's. */
+	public static JavaProcess start(Path workingDirectory, Class<?> mainClass, List<String> jvmOptions,
+			List<String> args, java.util.Map<String, String> environment) throws IOException {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-XX:TieredStopAtLevel=1");
@@ -54,9 +60,9 @@ public final class JavaProcess implements AutoCloseable {
 		command.add(System.getProperty("java.class.path"));
 		command.add(mainClass.getName());
 		command.addAll(args);
-		Process process = new ProcessBuilder(command).directory(workingDirectory.toFile())
-			.redirectErrorStream(true)
-			.start();
+		ProcessBuilder builder = new ProcessBuilder(command).directory(workingDirectory.toFile()).redirectErrorStream(true);
+		builder.environment().putAll(environment);
+		Process process = builder.start();
 		return new JavaProcess(process);
 	}
 

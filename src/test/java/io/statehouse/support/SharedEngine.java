@@ -79,6 +79,7 @@ public final class SharedEngine implements AutoCloseable {
 	/** The arguments that point a service at this engine and database, then {@code properties}. */
 	public String[] arguments(String... properties) {
 		List<String> arguments = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + jdbcUrl(),
+				"--statehouse.clickhouse.password=" + EngineProcess.PASSWORD,
 				"--statehouse.clickhouse.database=" + this.database));
 		if (this.zooKeeper != null) {
 			arguments.addAll(List.of("--statehouse.clickhouse.coordination=keeper",

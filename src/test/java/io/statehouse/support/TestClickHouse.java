@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 
+import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 
 import org.springframework.context.ApplicationContextInitializer;
@@ -39,7 +40,8 @@ public final class TestClickHouse implements ApplicationContextInitializer<Confi
 				Path directory = Files.createTempDirectory("statehouse-tests");
 				zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
 				embedded = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), directory.resolve("clickhouse"),
-						zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0, 8);
+						zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0, 8,
+						new Credentials(EngineProcess.USER, EngineProcess.PASSWORD));
 				// Stop the engine before the JVM exits: chDB's teardown can crash under its own
 				// still-running background threads. Its Keeper goes after it.
 				EmbeddedClickHouse started = embedded;
@@ -65,11 +67,18 @@ public final class TestClickHouse implements ApplicationContextInitializer<Confi
 	}
 
 	public static String username() {
-		return System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_USER", "default");
+		return isServer() ? System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_USER", "default")
+				: EngineProcess.USER;
 	}
 
 	public static String password() {
-		return System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_PASSWORD", "");
+		return isServer() ? System.getenv().getOrDefault("STATEHOUSE_TEST_CLICKHOUSE_PASSWORD", "")
+				: EngineProcess.PASSWORD;
+	}
+
+	private static boolean isServer() {
+		String server = System.getenv("STATEHOUSE_TEST_CLICKHOUSE_URL");
+		return server != null && !server.isBlank();
 	}
 
 	/** A fresh database name, so that tests sharing the engine do not see each other. */

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import io.statehouse.support.ZooKeeperProcess;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
@@ -48,17 +49,21 @@ public final class CoordinationBenchmark {
 		Duration window = Duration.ofSeconds(Integer.getInteger("window", 30));
 		Duration steady = Duration.ofSeconds(Integer.getInteger("steadySeconds", 90));
 		Path directory = Files.createTempDirectory("statehouse-coordination-bench");
+		Credentials credentials = Credentials.random("default");
 		try (ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
 				EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
 						directory.resolve("clickhouse"), zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0,
-						EmbeddedClickHouse.defaultSessions());
+						EmbeddedClickHouse.defaultSessions(), credentials);
 				Service commitOrder = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password(),
 						"--statehouse.clickhouse.database=bench_commit_order");
 				Service keeper = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password(),
 						"--statehouse.clickhouse.database=bench_keeper", "--statehouse.clickhouse.coordination=keeper",
 						"--statehouse.clickhouse.claim-window=" + window.toSeconds() + "s")) {
 			JdbcClient jdbc = JdbcClient.create(
-					new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(), engine.jdbcUrl("default"), "default", ""));
+					new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(), engine.jdbcUrl("default"), credentials.user(),
+							credentials.password()));
 			Map<String, Service> sides = Map.of("commit-order", commitOrder, "keeper", keeper);
 			List<String> names = List.of("commit-order", "keeper");
 			System.out.printf("Coordination on the embedded engine with a ZooKeeper; %d rounds of %d s, medians%n", rounds,
@@ -95,7 +100,8 @@ public final class CoordinationBenchmark {
 			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
 			HikariConfig wide = new HikariConfig();
 			wide.setJdbcUrl(engine.jdbcUrl("default"));
-			wide.setUsername("default");
+			wide.setUsername(credentials.user());
+			wide.setPassword(credentials.password());
 			wide.setMaximumPoolSize(64);
 			wide.setConnectionTimeout(60_000);
 			HikariDataSource widePool = new HikariDataSource(wide);

@@ -11,6 +11,7 @@ import java.util.Map;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.statehouse.clickhouse.embedded.ChdbEngine;
+import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -31,11 +32,15 @@ public final class EngineBenchmark {
 		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
 		int rounds = Integer.getInteger("rounds", 3);
 		Path data = Files.createTempDirectory("statehouse-engine-bench");
-		try (EmbeddedClickHouse clickHouse = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), data, 0, 8)) {
+		Credentials credentials = Credentials.random("default");
+		try (EmbeddedClickHouse clickHouse = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), data, null, 0, 8,
+				credentials)) {
 			ChdbEngine engine = clickHouse.engine();
 			load(engine);
 			HikariConfig config = new HikariConfig();
 			config.setJdbcUrl(clickHouse.jdbcUrl("default"));
+			config.setUsername(credentials.user());
+			config.setPassword(credentials.password());
 			config.setMaximumPoolSize(8);
 			try (HikariDataSource pool = new HikariDataSource(config)) {
 				JdbcClient jdbc = JdbcClient.create(pool);

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.StatehouseApplication;
 import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
@@ -38,10 +39,12 @@ public final class MaterializerBenchmark {
 
 	private static final int IDS = 1_000;
 
+	private static final Credentials CREDENTIALS = Credentials.random("default");
+
 	public static void main(String[] args) throws Exception {
 		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
 		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-				Files.createTempDirectory("statehouse-mat-bench"), 0, 8);
+				Files.createTempDirectory("statehouse-mat-bench"), null, 0, 8, CREDENTIALS);
 				ConfigurableApplicationContext on = instance(engine, "bench_on", true);
 				ConfigurableApplicationContext off = instance(engine, "bench_off", false);
 				CloseableHttpClient http = HttpClients.createDefault()) {
@@ -81,7 +84,8 @@ public final class MaterializerBenchmark {
 	private static ConfigurableApplicationContext instance(EmbeddedClickHouse engine, String database,
 			boolean materializer) {
 		return new SpringApplicationBuilder(StatehouseApplication.class).run("--server.port=0",
-				"--statehouse.clickhouse.url=" + engine.jdbcUrl("default"), "--statehouse.clickhouse.database=" + database,
+				"--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.password=" + CREDENTIALS.password(), "--statehouse.clickhouse.database=" + database,
 				"--statehouse.changelog.segment-duration=2s", "--statehouse.changelog.retention=5s",
 				"--statehouse.changelog.materializer.grace=1s", "--statehouse.changelog.materializer.interval=1s",
 				"--statehouse.changelog.materializer.enabled=" + materializer, "--logging.level.root=WARN");

@@ -35,9 +35,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public final class StateBenchmark {
 
-	private static final int SEEDED = 2_000;
+	static final int SEEDED = 2_000;
 
-	private static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
+	static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
 			+ "{\"replication_key\":\"updated_at\",\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}},\"partial\":{}}";
 
 	public static void main(String[] args) throws Exception {
@@ -80,7 +80,10 @@ public final class StateBenchmark {
 			};
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
-			wide.setJdbcUrl(service.bean(HikariDataSource.class).getJdbcUrl());
+			HikariDataSource servicePool = service.bean(HikariDataSource.class);
+			wide.setJdbcUrl(servicePool.getJdbcUrl());
+			wide.setUsername(servicePool.getUsername());
+			wide.setPassword(servicePool.getPassword());
 			wide.setMaximumPoolSize(64);
 			wide.setConnectionTimeout(60_000);
 			HikariDataSource widePool = new HikariDataSource(wide);
@@ -112,7 +115,8 @@ public final class StateBenchmark {
 		}
 	}
 
-	private static void seed(CloseableHttpClient http, String base) throws Exception {
+	/** PUTs {@value #SEEDED} states from 16 threads, with the given headers (name, value, ...). */
+	static void seed(CloseableHttpClient http, String base, String... headers) throws Exception {
 		List<Thread> threads = new ArrayList<>();
 		for (int t = 0; t < 16; t++) {
 			int thread = t;
@@ -120,6 +124,9 @@ public final class StateBenchmark {
 				for (int i = thread; i < SEEDED; i += 16) {
 					HttpPut put = new HttpPut(base + "/states/bench:seed:" + i);
 					put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
+					for (int h = 0; h < headers.length; h += 2) {
+						put.setHeader(headers[h], headers[h + 1]);
+					}
 					expect(http, put, 201);
 				}
 			});
@@ -131,13 +138,19 @@ public final class StateBenchmark {
 		}
 	}
 
-	private static void compare(String name, String baselineName, int threads, int rounds, Duration warmup,
+	static void compare(String name, String baselineName, int threads, int rounds, Duration warmup,
 			Duration measure, Load.Operation operation, Load.Operation baseline) throws Exception {
 		List<Double> ours = new ArrayList<>();
 		List<Double> theirs = new ArrayList<>();
 		for (int round = 0; round < rounds; round++) {
-			Load.Result a = Load.run(name, threads, warmup, measure, operation);
-			Load.Result b = Load.run(baselineName, threads, warmup, measure, baseline);
+			// Each side goes first every other round, so that neither always follows the other.
+			boolean oursFirst = round % 2 == 0;
+			Load.Result first = Load.run(oursFirst ? name : baselineName, threads, warmup, measure,
+					oursFirst ? operation : baseline);
+			Load.Result second = Load.run(oursFirst ? baselineName : name, threads, warmup, measure,
+					oursFirst ? baseline : operation);
+			Load.Result a = oursFirst ? first : second;
+			Load.Result b = oursFirst ? second : first;
 			System.out.println("  " + a);
 			System.out.println("  " + b);
 			ours.add(a.perSecond());

@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -38,9 +39,14 @@ import org.jspecify.annotations.Nullable;
  * headers, and errors as {@code X-ClickHouse-Exception-Code} plus a {@code Code: N.
  * DB::Exception: ...} body.
  *
+ * <p>One user is let in ({@link Credentials}), authenticated as ClickHouse does it: HTTP basic
+ * authentication, {@code X-ClickHouse-User} and {@code X-ClickHouse-Key}, or the {@code user}
+ * and {@code password} parameters; any other request is refused with code 516 before it reaches
+ * the engine. It binds to 127.0.0.1 only. {@code /ping} answers anyone, as ClickHouse's does.
+ *
  * <p>Not served: response compression ({@code compress=1}; connect with
- * {@code compress=false}), HTTP sessions ({@code session_id}), authentication (any user is
- * accepted, which is why it binds to 127.0.0.1 only), and cancelling a running query.
+ * {@code compress=false}), HTTP sessions ({@code session_id}), more users, and cancelling a
+ * running query.
  */
 final class ClickHouseHttpEndpoint implements AutoCloseable {
 
@@ -62,6 +68,8 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 
 	private final ChdbEngine engine;
 
+	private final Credentials credentials;
+
 	private final HttpServer server;
 
 	private final ExecutorService workers;
@@ -70,9 +78,10 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 
 	private final String version;
 
-	private ClickHouseHttpEndpoint(ChdbEngine engine, HttpServer server, ExecutorService workers, String timezone,
-			String version) {
+	private ClickHouseHttpEndpoint(ChdbEngine engine, Credentials credentials, HttpServer server,
+			ExecutorService workers, String timezone, String version) {
 		this.engine = engine;
+		this.credentials = credentials;
 		this.server = server;
 		this.workers = workers;
 		this.timezone = timezone;
@@ -83,8 +92,10 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 	 * Serves the engine on {@code 127.0.0.1:port}.
 	 * @param engine the engine to serve
 	 * @param port the port, 0 for any free port
+	 * @param credentials the user it lets in
 	 */
-	public static ClickHouseHttpEndpoint start(ChdbEngine engine, int port) throws IOException, InterruptedException {
+	public static ClickHouseHttpEndpoint start(ChdbEngine engine, int port, Credentials credentials)
+			throws IOException, InterruptedException {
 		Result identity = engine.execute(Statement.of("SELECT timezone(), version()", "default", "TabSeparated"));
 		if (identity.failed()) {
 			throw new IOException("The engine does not answer: " + identity.error());
@@ -95,8 +106,8 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		// work of one request overlapping the engine work of another.
 		ExecutorService workers = Executors.newFixedThreadPool(engine.sessionCount() * 2, new WorkerThreads());
 		server.setExecutor(workers);
-		ClickHouseHttpEndpoint endpoint = new ClickHouseHttpEndpoint(engine, server, workers, timezoneAndVersion[0],
-				timezoneAndVersion[1]);
+		ClickHouseHttpEndpoint endpoint = new ClickHouseHttpEndpoint(engine, credentials, server, workers,
+				timezoneAndVersion[0], timezoneAndVersion[1]);
 		server.createContext("/", endpoint::handle);
 		server.start();
 		return endpoint;
@@ -139,6 +150,13 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 						+ ". Use / or /ping. (BAD_ARGUMENTS)"), newQueryId());
 				return;
 			}
+			if (!authenticated(exchange.getRequestHeaders(), parameters)) {
+				String user = presentedUser(exchange.getRequestHeaders(), parameters);
+				respondError(exchange, Result.failure(516, "Code: 516. DB::Exception: " + user + ": Authentication "
+						+ "failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)"),
+						newQueryId());
+				return;
+			}
 			if (!method.equals("POST") && !method.equals("GET")) {
 				respondError(exchange, Result.failure(36, "Code: 36. DB::Exception: HTTP method " + method
 						+ " is not supported. (BAD_ARGUMENTS)"), newQueryId());
@@ -156,6 +174,39 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		}
 		finally {
 			exchange.close();
+		}
+	}
+
+	/** As ClickHouse reads credentials: basic authentication, then its headers, then parameters. */
+	private boolean authenticated(Headers headers, Map<String, String> parameters) {
+		String[] basic = basic(headers.getFirst("Authorization"));
+		if (basic != null) {
+			return this.credentials.match(basic[0], basic[1]);
+		}
+		return this.credentials.match(presentedUser(headers, parameters),
+				firstNonNull(headers.getFirst("X-ClickHouse-Key"), parameters.get("password")));
+	}
+
+	private static String presentedUser(Headers headers, Map<String, String> parameters) {
+		String[] basic = basic(headers.getFirst("Authorization"));
+		String user = (basic != null) ? basic[0] : firstNonNull(headers.getFirst("X-ClickHouse-User"), parameters.get("user"));
+		return (user != null) ? user : "default";
+	}
+
+	/** User and password of HTTP basic authentication, {@code null} if there is none. */
+	private static String @Nullable [] basic(@Nullable String authorization) {
+		if (authorization == null || !authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
+			return null;
+		}
+		try {
+			String pair = new String(Base64.getDecoder().decode(authorization.substring(6).strip()),
+					StandardCharsets.UTF_8);
+			int colon = pair.indexOf(':');
+			return (colon < 0) ? new String[] { pair, "" }
+					: new String[] { pair.substring(0, colon), pair.substring(colon + 1) };
+		}
+		catch (IllegalArgumentException ex) {
+			return new String[] { "", "" };
 		}
 	}
 
@@ -312,7 +363,7 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		return switch (errorCode) {
 			case 6, 26, 27, 36, 38, 41, 43, 46, 47, 53, 62, 69, 72, 73, 115, 117, 456, 457 -> 400;
 			case 60, 81 -> 404;
-			case 164 -> 403;
+			case 164, 192, 193, 516 -> 403;
 			default -> 500;
 		};
 	}

@@ -24,26 +24,20 @@ public final class EmbeddedClickHouse implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the engine on a data directory and serves it.
+	 * Starts the engine on a data directory and serves it to one user.
 	 * @param library the {@code libchdb.so} file
 	 * @param dataDirectory where the data lives (kept across restarts)
-	 * @param port the loopback port, 0 for any free port
-	 * @param sessions how many statements may run at once
-	 */
-	public static EmbeddedClickHouse start(Path library, Path dataDirectory, int port, int sessions) {
-		return start(library, dataDirectory, null, port, sessions);
-	}
-
-	/**
-	 * Starts the engine on a data directory with a ClickHouse configuration file and serves it.
 	 * @param configFile read as ClickHouse reads {@code config.xml} (a Keeper for
 	 * {@code KeeperMap}, macros, ...); {@code null} for none
+	 * @param port the loopback port, 0 for any free port
+	 * @param sessions how many statements may run at once
+	 * @param credentials the only user let in
 	 */
 	public static EmbeddedClickHouse start(Path library, Path dataDirectory, @Nullable Path configFile, int port,
-			int sessions) {
+			int sessions, Credentials credentials) {
 		ChdbEngine engine = ChdbEngine.start(library, dataDirectory, configFile, sessions);
 		try {
-			return new EmbeddedClickHouse(engine, ClickHouseHttpEndpoint.start(engine, port));
+			return new EmbeddedClickHouse(engine, ClickHouseHttpEndpoint.start(engine, port, credentials));
 		}
 		catch (IOException | RuntimeException ex) {
 			engine.close();
@@ -89,12 +83,22 @@ public final class EmbeddedClickHouse implements AutoCloseable {
 
 	/**
 	 * Runs the engine on its own: {@code --port=8123 --data-dir=./data/clickhouse
-	 * --library=/path/to/libchdb.so --sessions=8 --config-file=/path/to/config.xml}.
+	 * --library=/path/to/libchdb.so --sessions=8 --config-file=/path/to/config.xml}, letting in the
+	 * user {@code CLICKHOUSE_USER} (default {@code default}) with the password
+	 * {@code CLICKHOUSE_PASSWORD}, both from the environment (as ClickHouse's own image takes
+	 * them), where other local users cannot read them.
 	 */
 	public static void main(String[] args) throws InterruptedException {
 		EmbeddedEngineOptions options = EmbeddedEngineOptions.parse(args);
+		String password = System.getenv("CLICKHOUSE_PASSWORD");
+		if (password == null || password.isEmpty()) {
+			System.err.println("Set CLICKHOUSE_PASSWORD: the engine lets in only the user (CLICKHOUSE_USER, default "
+					+ "'default') with that password.");
+			System.exit(2);
+		}
+		String user = System.getenv().getOrDefault("CLICKHOUSE_USER", "default");
 		EmbeddedClickHouse clickHouse = start(options.library(), options.dataDirectory(), options.configFile(),
-				options.port(), options.sessions());
+				options.port(), options.sessions(), new Credentials(user, password));
 		CountDownLatch stopped = new CountDownLatch(1);
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			clickHouse.close();

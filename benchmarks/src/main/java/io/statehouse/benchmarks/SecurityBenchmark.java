@@ -1,0 +1,81 @@
+package io.statehouse.benchmarks;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.statehouse.clickhouse.embedded.Credentials;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+
+/**
+ * What tokens cost: GET at 16 callers and PUT at 64 callers against an instance with a token
+ * configured (every request presents it; scopes and id globs are checked) beside an open
+ * instance, both on one engine, in alternating rounds. Target: at least 0.95x.
+ */
+public final class SecurityBenchmark {
+
+	private static final String SECRET = "sth_benchmark-secret-0123456789abcdefghijklmnopqrst";
+
+	public static void main(String[] args) throws Exception {
+		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
+		Duration warmup = Duration.ofSeconds(1);
+		int rounds = Integer.getInteger("rounds", 3);
+		Path directory = Files.createTempDirectory("statehouse-security-bench");
+		Credentials credentials = Credentials.random("default");
+		String hash = HexFormat.of()
+			.formatHex(MessageDigest.getInstance("SHA-256").digest(SECRET.getBytes(StandardCharsets.UTF_8)));
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
+				Service secured = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password(),
+						"--statehouse.clickhouse.database=bench_tokens",
+						"--statehouse.security.tokens[0].name=bench", "--statehouse.security.tokens[0].sha256=" + hash,
+						"--statehouse.security.tokens[0].scopes=read,write",
+						"--statehouse.security.tokens[0].ids=other:*,bench:*");
+				Service open = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password(),
+						"--statehouse.clickhouse.database=bench_open")) {
+
+			String[] bearer = { "Authorization", "Bearer " + SECRET };
+			StateBenchmark.seed(secured.http, secured.baseUrl, bearer);
+			StateBenchmark.seed(open.http, open.baseUrl);
+			System.out.printf("Tokens vs open, one engine; %d rounds of %d s, medians%n", rounds, measure.toSeconds());
+			StateBenchmark.compare("GET /states/{id} with a token", "open", 16, rounds, warmup, measure,
+					get(secured, bearer), get(open));
+			StateBenchmark.compare("PUT /states/{id} with a token", "open", 64, rounds, warmup, measure,
+					put(secured, bearer), put(open));
+		}
+	}
+
+	private static Load.Operation get(Service service, String... headers) {
+		return (caller, n) -> {
+			HttpGet get = new HttpGet(service.baseUrl + "/states/bench:seed:"
+					+ ((caller * 7919L + n * 104_729L) % StateBenchmark.SEEDED));
+			if (headers.length > 0) {
+				get.setHeader(headers[0], headers[1]);
+			}
+			StateBenchmark.expect(service.http, get, 200);
+		};
+	}
+
+	private static Load.Operation put(Service service, String... headers) {
+		AtomicLong puts = new AtomicLong();
+		return (caller, n) -> {
+			HttpPut put = new HttpPut(service.baseUrl + "/states/bench:put:" + puts.incrementAndGet());
+			put.setEntity(new StringEntity(StateBenchmark.DOCUMENT, ContentType.APPLICATION_JSON));
+			if (headers.length > 0) {
+				put.setHeader(headers[0], headers[1]);
+			}
+			StateBenchmark.expect(service.http, put, 201);
+		};
+	}
+
+}
