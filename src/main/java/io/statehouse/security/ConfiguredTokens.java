@@ -6,6 +6,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -39,14 +40,21 @@ class ConfiguredTokens implements OpaqueTokenIntrospector {
 
 	private final List<Configured> tokens = new ArrayList<>();
 
+	/**
+	 * @param tokens the configured tokens; two may share a name — one caller with two secrets while
+	 * clients change over from one to the other — if they grant the same scopes on the same ids
+	 */
 	ConfiguredTokens(List<Token> tokens) {
-		Set<String> names = new HashSet<>();
+		Map<String, Token> names = new HashMap<>();
 		Set<String> hashes = new HashSet<>();
 		for (Token token : tokens) {
 			String hash = token.sha256().toLowerCase(java.util.Locale.ROOT);
-			if (token.name().equals(Caller.OPEN.name()) || !names.add(token.name())) {
+			Token named = names.putIfAbsent(token.name(), token);
+			if (token.name().equals(Caller.OPEN.name()) || (named != null
+					&& !(named.scopes().equals(token.scopes()) && named.ids().equals(token.ids())))) {
 				throw new IllegalArgumentException("statehouse.security.tokens: the name '" + token.name()
-						+ "' is taken; each token needs a name of its own, other than 'open' (it is recorded as the writer)");
+						+ "' is taken; a token needs a name of its own, other than 'open' (it is recorded as the writer), "
+						+ "or the same scopes and ids as the other token of that name (a change-over to a new secret)");
 			}
 			if (!hashes.add(hash)) {
 				throw new IllegalArgumentException("statehouse.security.tokens: token '" + token.name()

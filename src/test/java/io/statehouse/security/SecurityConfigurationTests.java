@@ -5,6 +5,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -16,6 +17,8 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.security.config.annotation.web.configuration.EnableWebSecurity;
 import org.springframework.security.oauth2.core.OAuth2AuthenticatedPrincipal;
 import org.springframework.security.oauth2.server.resource.introspection.BadOpaqueTokenException;
@@ -48,7 +51,7 @@ class SecurityConfigurationTests {
 		assertStartRefused("statehouse.security.tokens[0].ids=prod:[a]", "token 't' has ids");
 		assertStartRefused("statehouse.security.tokens[0].name=open", "'open' is taken");
 		assertStartRefused("statehouse.security.tokens[1].name=t", "'t' is taken",
-				"statehouse.security.tokens[1].sha256=" + "b".repeat(64), "statehouse.security.tokens[1].scopes=read");
+				"statehouse.security.tokens[1].sha256=" + "b".repeat(64), "statehouse.security.tokens[1].scopes=write");
 		assertStartRefused("statehouse.security.tokens[1].sha256=" + HASH.toUpperCase(), "the sha256 of another token",
 				"statehouse.security.tokens[1].name=u", "statehouse.security.tokens[1].scopes=read");
 	}
@@ -59,6 +62,36 @@ class SecurityConfigurationTests {
 			.withPropertyValues(property)
 			.withPropertyValues(more)
 			.run((context) -> assertThat(context).getFailure().hasStackTraceContaining(message));
+	}
+
+	@Test
+	void twoSecretsOfOneNameWithTheSameGrantsAreAChangeOverAndBothLetTheCallerIn() {
+		String old = "sth_old-secret", current = "sth_new-secret";
+		ConfiguredTokens tokens = new ConfiguredTokens(List.of(token("ingest", old), token("ingest", current)));
+		assertThat(tokens.introspect(old).getName()).isEqualTo("ingest");
+		assertThat(tokens.introspect(current).getName()).isEqualTo("ingest");
+	}
+
+	@Test
+	void tokensAreReadFromTheEnvironmentUnderTheirDocumentedNames() {
+		Map<String, Object> environment = Map.of("STATEHOUSE_SECURITY_TOKENS_0_NAME", "ingest-workers",
+				"STATEHOUSE_SECURITY_TOKENS_0_SHA256", HASH, "STATEHOUSE_SECURITY_TOKENS_0_SCOPES", "read,write",
+				"STATEHOUSE_SECURITY_TOKENS_0_IDS", "prod:*,shared:?");
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.replace(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+						new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, environment)))
+			.run((context) -> {
+				Token token = context.getBean(SecurityProperties.class).tokens().get(0);
+				assertThat(token).isEqualTo(new Token("ingest-workers", HASH, java.util.Set.of(Scope.READ, Scope.WRITE),
+						List.of("prod:*", "shared:?")));
+			});
+	}
+
+	private static Token token(String name, String secret) {
+		return new Token(name, HexFormat.of().formatHex(ConfiguredTokens.sha256(secret)), java.util.Set.of(Scope.READ),
+				List.of("*"));
 	}
 
 	@Test
