@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.MaterializerRepository.Part;
@@ -108,10 +109,18 @@ class ChangelogMaterializer {
 		this.dropDurations = Timer.builder("statehouse.changelog.part.drop.duration")
 			.description("Time to drop one changelog part (metadata only)")
 			.register(meters);
-		meters.gauge("statehouse.changelog.tail.rows", this.tailRows);
-		meters.gauge("statehouse.changelog.parts.pending.drop", this.pendingDrops);
-		meters.gauge("statehouse.changelog.materializer.consecutive.failures", this.consecutiveFailures);
-		meters.gauge("statehouse.changelog.watermark.lag.seconds", this.lagSeconds, AtomicReference::get);
+		Gauge.builder("statehouse.changelog.tail.rows", this.tailRows, AtomicLong::get)
+			.description("Changelog rows after the newest recorded cut: what reads merge with the state table")
+			.register(meters);
+		Gauge.builder("statehouse.changelog.parts.pending.drop", this.pendingDrops, AtomicLong::get)
+			.description("Changelog parts older than the retention that truncation has not dropped yet")
+			.register(meters);
+		Gauge.builder("statehouse.changelog.materializer.consecutive.failures", this.consecutiveFailures, AtomicInteger::get)
+			.description("Failed materialization runs in a row (health is DOWN past the failure budget)")
+			.register(meters);
+		Gauge.builder("statehouse.changelog.watermark.lag.seconds", this.lagSeconds, AtomicReference::get)
+			.description("Age of the newest recorded cut while a tail exists")
+			.register(meters);
 	}
 
 	private static Counter runs(MeterRegistry meters, String outcome) {

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -80,8 +81,10 @@ class ChangelogWriter implements SmartLifecycle {
 		this.maxInFlightBytes = (int) Math.min(Integer.MAX_VALUE, properties.maxInFlight().toBytes());
 		this.inFlightBytes = new Semaphore(this.maxInFlightBytes);
 		this.workers = newWorkers();
-		meters.gauge("statehouse.changelog.writer.in.flight.bytes", this,
-				(writer) -> writer.maxInFlightBytes - writer.inFlightBytes.availablePermits());
+		Gauge.builder("statehouse.changelog.writer.in.flight.bytes", this,
+				(writer) -> writer.maxInFlightBytes - writer.inFlightBytes.availablePermits())
+			.description("Document bytes accepted but not durable yet; writes beyond max-in-flight answer 503")
+			.register(meters);
 	}
 
 	/**

@@ -252,6 +252,8 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 
 	private final String live;
 
+	private final String liveCount;
+
 	private final String fold;
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter) {
@@ -260,7 +262,9 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 		// Reads that ask the arbiter wait for it no longer than its own statements do.
 		this.latestSlot = schema
 			.sql(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED)) + "\n" + arbiter.settings());
-		this.live = schema.sql(LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED)) + "\n" + arbiter.settings());
+		String live = LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED));
+		this.live = schema.sql(live + "\n" + arbiter.settings());
+		this.liveCount = schema.sql("SELECT count() FROM (" + live + ")\n" + arbiter.settings());
 		this.fold = schema.sql(FOLD.replace("{held}", held(arbiter, UNFOLDED_CHANGED))
 			.replace("{folded}", FOLDED)
 			.replace("{changed}", CHANGED));
@@ -347,6 +351,17 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	@Override
 	public long fold(Instant from, Instant to) {
 		return this.jdbc.sql(this.fold).param("from", micros(from)).param("to", micros(to)).update();
+	}
+
+	@Override
+	public long liveLeases() {
+		return this.jdbc.sql(this.liveCount)
+			.param("prefix", "")
+			.param("visible", List.of("%"))
+			.param("after", "")
+			.param("limit", Integer.MAX_VALUE)
+			.query(Long.class)
+			.single();
 	}
 
 	@Override

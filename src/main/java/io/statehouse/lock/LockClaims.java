@@ -44,9 +44,12 @@ class LockClaims {
 		.expireAfterWrite(Duration.ofHours(1))
 		.build();
 
-	LockClaims(LockRepository repository, ClaimArbiter arbiter) {
+	private final LockMetrics metrics;
+
+	LockClaims(LockRepository repository, ClaimArbiter arbiter, LockMetrics metrics) {
 		this.repository = repository;
 		this.arbiter = arbiter;
+		this.metrics = metrics;
 	}
 
 	/**
@@ -70,6 +73,10 @@ class LockClaims {
 			}
 			LockRecord granted = claim(Claim.acquire(id, previous, owner, grantedTo, ttl), decidedAt);
 			if (granted != null) {
+				if (previous != null && previous.isLease()) {
+					// Nobody released the previous lease: it lapsed.
+					this.metrics.takeover();
+				}
 				return new Attempt(granted, null, previous);
 			}
 			free = false;
@@ -162,6 +169,7 @@ class LockClaims {
 		}
 		else {
 			this.claimed.invalidate(claim.id());
+			this.metrics.claimLost();
 		}
 		return won;
 	}

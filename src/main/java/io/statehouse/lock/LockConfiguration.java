@@ -36,9 +36,14 @@ class LockConfiguration {
 	}
 
 	@Bean
+	LockMetrics lockMetrics(MeterRegistry meters) {
+		return new LockMetrics(meters);
+	}
+
+	@Bean
 	LockMaterializer lockMaterializer(LockMaterializerRepository repository, ClaimArbiter arbiter,
-			MeterRegistry meters) {
-		return new LockMaterializer(repository, arbiter, meters);
+			MeterRegistry meters, LockMetrics metrics) {
+		return new LockMaterializer(repository, arbiter, meters, metrics);
 	}
 
 	@Bean

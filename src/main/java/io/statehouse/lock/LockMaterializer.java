@@ -42,9 +42,13 @@ class LockMaterializer {
 
 	private @Nullable Instant forgotten;
 
-	LockMaterializer(LockMaterializerRepository repository, ClaimArbiter arbiter, MeterRegistry meters) {
+	private final LockMetrics metrics;
+
+	LockMaterializer(LockMaterializerRepository repository, ClaimArbiter arbiter, MeterRegistry meters,
+			LockMetrics metrics) {
 		this.repository = repository;
 		this.arbiter = arbiter;
+		this.metrics = metrics;
 		this.slotsForgotten = Counter.builder("statehouse.locks.claims.forgotten")
 			.description("Claim keys of folded lock slots the arbiter forgot (Keeper coordination)")
 			.register(meters);
@@ -63,6 +67,7 @@ class LockMaterializer {
 				this.repository.fold(from, to);
 				this.folded = to;
 			}
+			this.metrics.live(this.repository.liveLeases());
 			if (!window.isZero()) {
 				forget(window, to);
 			}

@@ -18,6 +18,9 @@ interface LockMaterializerRepository {
 	 */
 	long fold(Instant from, Instant to);
 
+	/** The leases that are live by ClickHouse's clock. */
+	long liveLeases();
+
 	/** The folded slots whose last claim was written in {@code (from, to]}. */
 	List<ClaimKey> foldedSlots(Instant from, Instant to);
 

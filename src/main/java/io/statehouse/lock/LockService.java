@@ -33,16 +33,19 @@ public class LockService {
 
 	private final StateStore states;
 
+	private final LockMetrics metrics;
+
 	/** Wakes waiters of this instance when it releases a lock; other instances' are polled. */
 	private final Object released = new Object();
 
 	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
 	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
 
-	LockService(LockRepository repository, ClaimArbiter arbiter, StateStore states) {
+	LockService(LockRepository repository, ClaimArbiter arbiter, StateStore states, LockMetrics metrics) {
 		this.repository = repository;
-		this.claims = new LockClaims(repository, arbiter);
+		this.claims = new LockClaims(repository, arbiter, metrics);
 		this.states = states;
+		this.metrics = metrics;
 	}
 
 	/**
@@ -53,11 +56,35 @@ public class LockService {
 	 * @throws LockHeldException when it is still held after the wait
 	 */
 	Lease acquire(String id, String owner, String grantedTo, Duration ttl, Duration wait) throws InterruptedException {
-		long deadline = System.nanoTime() + wait.toNanos();
-		Lease lease = tryAcquire(id, owner, grantedTo, ttl, deadline - System.nanoTime());
+		long started = System.nanoTime();
+		long deadline = started + wait.toNanos();
+		Lease lease;
+		try {
+			lease = tryAcquire(id, owner, grantedTo, ttl, deadline - System.nanoTime());
+		}
+		catch (LockHeldException ex) {
+			this.metrics.held();
+			throw ex;
+		}
 		if (lease != null) {
+			this.metrics.granted();
 			return lease;
 		}
+		try {
+			lease = awaitLease(id, owner, grantedTo, ttl, deadline);
+		}
+		catch (LockHeldException ex) {
+			this.metrics.timedOut(Duration.ofNanos(System.nanoTime() - started));
+			throw ex;
+		}
+		this.metrics.grantedAfterWait(Duration.ofNanos(System.nanoTime() - started));
+		return lease;
+	}
+
+	/** Waits for a held lock, polling it (one caller per id and instance) until the deadline. */
+	private Lease awaitLease(String id, String owner, String grantedTo, Duration ttl, long deadline)
+			throws InterruptedException {
+		Lease lease;
 		Semaphore turn = this.pollers.computeIfAbsent(id, (key) -> new Semaphore(1, true));
 		if (!turn.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
 			return tryAcquire(id, owner, grantedTo, ttl, 0);
@@ -132,7 +159,15 @@ public class LockService {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	Lease renew(String id, LockToken token, @Nullable Duration ttl) {
-		return this.claims.renew(id, token.value(), ttl).lease();
+		try {
+			Lease renewed = this.claims.renew(id, token.value(), ttl).lease();
+			this.metrics.renewed();
+			return renewed;
+		}
+		catch (LockConflictException ex) {
+			this.metrics.renewalConflict();
+			throw ex;
+		}
 	}
 
 	/**
@@ -141,7 +176,14 @@ public class LockService {
 	 * @throws LockConflictException when the token does not hold it
 	 */
 	void release(String id, LockToken token) {
-		this.claims.release(id, token.value(), false);
+		try {
+			this.claims.release(id, token.value(), false);
+		}
+		catch (LockNotFoundException ex) {
+			this.metrics.releasedLapsed();
+			throw ex;
+		}
+		this.metrics.released(false);
 		wakeWaiters();
 	}
 
@@ -151,6 +193,7 @@ public class LockService {
 	 */
 	void forceRelease(String id) {
 		this.claims.release(id, null, true);
+		this.metrics.released(true);
 		wakeWaiters();
 	}
 
