@@ -8,6 +8,7 @@ import io.statehouse.web.Problems;
 import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -25,6 +26,9 @@ import org.springframework.security.config.annotation.web.configurers.AuthorizeH
 import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.oauth2.core.OAuth2AuthenticatedPrincipal;
+import org.springframework.security.oauth2.core.OAuth2AuthenticationException;
+import org.springframework.security.oauth2.server.resource.BearerTokenErrors;
+import org.springframework.security.oauth2.server.resource.web.DefaultBearerTokenResolver;
 import org.springframework.security.oauth2.server.resource.web.BearerTokenAuthenticationEntryPoint;
 import org.springframework.security.oauth2.server.resource.web.access.BearerTokenAccessDeniedHandler;
 import org.springframework.security.web.AuthenticationEntryPoint;
@@ -54,8 +58,10 @@ class SecurityConfiguration implements WebMvcConfigurer {
 
 	private static final Log logger = LogFactory.getLog(SecurityConfiguration.class);
 
+	private static final DefaultBearerTokenResolver BEARER_TOKENS = new DefaultBearerTokenResolver();
+
 	private static final String[] OPEN_PATHS = { "/actuator/health", "/actuator/health/**", "/v3/api-docs",
-			"/v3/api-docs/**", "/swagger-ui.html", "/swagger-ui/**" };
+			"/v3/api-docs.yaml", "/v3/api-docs/**", "/swagger-ui.html", "/swagger-ui/**" };
 
 	@Bean
 	SecurityFilterChain securityFilterChain(HttpSecurity http, SecurityProperties properties) throws Exception {
@@ -74,6 +80,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 		return http
 			.oauth2ResourceServer((server) -> server
 				.opaqueToken((opaque) -> opaque.introspector(new ConfiguredTokens(properties.tokens())))
+				.bearerTokenResolver(SecurityConfiguration::bearerToken)
 				.authenticationEntryPoint(unauthenticated())
 				.accessDeniedHandler(forbidden())
 				// RFC 9728's /.well-known/oauth-protected-resource, which WWW-Authenticate points at.
@@ -149,21 +156,40 @@ class SecurityConfiguration implements WebMvcConfigurer {
 
 			@Override
 			public boolean matches(HttpServletRequest request) {
-				return isForced(request) && release.matches(request);
+				return release.matches(request) && isForced(request);
 			}
 
 			@Override
 			public MatchResult matcher(HttpServletRequest request) {
 				// The id, for the check of the token's globs.
-				return isForced(request) ? release.matcher(request) : MatchResult.notMatch();
+				return matches(request) ? release.matcher(request) : MatchResult.notMatch();
 			}
 
 		};
 	}
 
+	/** Whether a release is forced; one whose parameters cannot be read counts as forced. */
 	private static boolean isForced(HttpServletRequest request) {
-		String[] values = request.getParameterValues("force");
+		String[] values;
+		try {
+			values = request.getParameterValues("force");
+		}
+		catch (RuntimeException malformed) {
+			return true;
+		}
 		return values != null && !Arrays.stream(values).allMatch("false"::equals);
+	}
+
+	/** The bearer token, refusing a request that carries more than one {@code Authorization}. */
+	private static @Nullable String bearerToken(HttpServletRequest request) {
+		java.util.Enumeration<String> headers = request.getHeaders("Authorization");
+		if (headers.hasMoreElements()) {
+			headers.nextElement();
+			if (headers.hasMoreElements()) {
+				throw new OAuth2AuthenticationException(BearerTokenErrors.invalidRequest("Found several Authorization headers"));
+			}
+		}
+		return BEARER_TOKENS.resolve(request);
 	}
 
 	private static AuthenticationEntryPoint unauthenticated() {

@@ -38,20 +38,39 @@ public record Glob(String text) {
 		return like.toString();
 	}
 
-	/** The regular expression of the glob. */
-	public Pattern toPattern() {
-		StringBuilder regex = new StringBuilder();
-		StringBuilder literal = new StringBuilder();
-		for (char c : this.text.toCharArray()) {
-			if (c == '*' || c == '?') {
-				regex.append(Pattern.quote(literal.toString())).append((c == '*') ? ".*" : ".");
-				literal.setLength(0);
+	/**
+	 * Whether an id matches the glob, in time proportional to the id's length times the glob's,
+	 * whatever the id: a regular expression with several {@code *} backtracks exponentially on
+	 * an id a caller makes up.
+	 */
+	public boolean matches(String id) {
+		int n = this.text.length();
+		int i = 0;
+		int g = 0;
+		int star = -1;
+		int resume = 0;
+		while (i < id.length()) {
+			if (g < n && this.text.charAt(g) == '*') {
+				// Let the star match nothing first; on a mismatch, one character more.
+				star = g++;
+				resume = i;
+			}
+			else if (g < n && (this.text.charAt(g) == '?' || this.text.charAt(g) == id.charAt(i))) {
+				i++;
+				g++;
+			}
+			else if (star >= 0) {
+				g = star + 1;
+				i = ++resume;
 			}
 			else {
-				literal.append(c);
+				return false;
 			}
 		}
-		return Pattern.compile(regex.append(Pattern.quote(literal.toString())).toString(), Pattern.DOTALL);
+		while (g < n && this.text.charAt(g) == '*') {
+			g++;
+		}
+		return g == n;
 	}
 
 	@Override

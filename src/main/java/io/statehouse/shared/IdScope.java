@@ -1,7 +1,6 @@
 package io.statehouse.shared;
 
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * The ids a caller may touch: those matching any of its globs.
@@ -25,9 +24,9 @@ public record IdScope(List<Glob> globs) {
 		return new IdScope(globs.stream().map(Glob::new).toList());
 	}
 
-	/** Whether the caller may touch the id. */
+	/** Whether the caller may touch the id: never one that is not an id. */
 	public boolean permits(String id) {
-		return this.globs.stream().map(Glob::toPattern).map(Pattern::asMatchPredicate).anyMatch((glob) -> glob.test(id));
+		return Ids.isValid(id) && this.globs.stream().anyMatch((glob) -> glob.matches(id));
 	}
 
 	/** The globs as SQL {@code LIKE} patterns: an id is in scope if it is like any of them. */

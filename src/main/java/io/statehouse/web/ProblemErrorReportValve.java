@@ -9,7 +9,8 @@ import org.apache.catalina.valves.ErrorReportValve;
 /**
  * Tomcat's error report as a problem ({@code application/problem+json}) instead of an HTML
  * page: for what Tomcat refuses before the application sees it, such as a path with a
- * malformed %-escape or an encoded NUL.
+ * malformed %-escape or an encoded NUL, and for a failure in a filter (there is no {@code /error}
+ * page: Spring Boot's is switched off, so that nothing answers in another format).
  */
 class ProblemErrorReportValve extends ErrorReportValve {
 
@@ -20,9 +21,15 @@ class ProblemErrorReportValve extends ErrorReportValve {
 			return;
 		}
 		try {
-			Problems.write(response, status, (status == 400) ? "Bad Request" : "Refused",
-					(status == 400) ? "invalid-request" : "http-" + status,
-					"The request was refused before it reached the service.");
+			if (status >= 500) {
+				Problems.write(response, status, "Internal Server Error", "internal-error",
+						"The service failed unexpectedly; the failure is logged.");
+			}
+			else {
+				Problems.write(response, status, (status == 400) ? "Bad Request" : "Refused",
+						(status == 400) ? "invalid-request" : "http-" + status,
+						"The request was refused before it reached the service.");
+			}
 			response.finishResponse();
 		}
 		catch (IOException | IllegalStateException ex) {

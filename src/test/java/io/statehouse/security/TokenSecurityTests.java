@@ -239,7 +239,51 @@ class TokenSecurityTests {
 	}
 
 	@Test
-	void logsNeverShowATokenOrADocument(CapturedOutput output) {
+	void twoAuthorizationHeadersAreRefusedWhicheverComesFirst() {
+		for (List<String> headers : List.of(List.of("Bearer " + READER, "Bearer " + UNKNOWN),
+				List.of("Bearer " + UNKNOWN, "Bearer " + READER))) {
+			Response refused = this.client.get("/states/prod:sec-existing", "Authorization", headers.get(0),
+					"Authorization", headers.get(1));
+			assertRefused(refused, 401, "unauthenticated");
+		}
+	}
+
+	@Test
+	void aRefusalStaysAProblemWhenTheQueryCannotBeDecoded() throws Exception {
+		String before = snapshot();
+		for (String request : List.of("PUT /states/dev:sec-existing?x=%zz", "PUT /states/prod:sec-existing?x=%zz",
+				"DELETE /locks/prod:sec-held?force=true&x=%zz")) {
+			String secret = request.startsWith("PUT /states/prod") ? READER : PROD_WRITER;
+			String response = raw(request + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + secret
+					+ "\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+			assertThat(response).as(request).startsWith("HTTP/1.1 403").contains("application/problem+json")
+				.contains("urn:statehouse:problem:forbidden");
+		}
+		assertThat(snapshot()).isEqualTo(before);
+	}
+
+	@Test
+	void thereIsNoErrorPageInAnotherFormat() {
+		Response error = call(READER, "GET", "/error", null);
+		assertThat(error.status()).isEqualTo(404);
+		assertThat(error.header("Content-Type")).hasValue("application/problem+json");
+	}
+
+	/** A request as raw bytes, for what java.net.http refuses to send; the whole response. */
+	private String raw(String request) throws java.io.IOException {
+		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", this.port)) {
+			socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+			return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+		}
+	}
+
+	@org.springframework.beans.factory.annotation.Value("${local.server.port}")
+	int port;
+
+	@Test
+	void logsNeverShowATokenOrADocument(CapturedOutput output) throws Exception {
+		raw("GET /states/prod:sec-logged HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + PROD_WRITER
+				+ "\u0001\r\nConnection: close\r\n\r\n");
 		String marker = "document-marker-7f3a";
 		call(PROD_WRITER, "PUT", "/states/prod:sec-logged", "{\"secret\":\"" + marker + "\"}");
 		call(PROD_WRITER, "PUT", "/states/prod:sec-logged", "{\"secret\":\"" + marker + "\"");

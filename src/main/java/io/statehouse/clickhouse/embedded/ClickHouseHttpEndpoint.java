@@ -42,7 +42,8 @@ import org.jspecify.annotations.Nullable;
  * <p>One user is let in ({@link Credentials}), authenticated as ClickHouse does it: HTTP basic
  * authentication, {@code X-ClickHouse-User} and {@code X-ClickHouse-Key}, or the {@code user}
  * and {@code password} parameters; any other request is refused with code 516 before it reaches
- * the engine. It binds to 127.0.0.1 only. {@code /ping} answers anyone, as ClickHouse's does.
+ * the engine. It binds to 127.0.0.1 only. {@code /ping}, {@code /replicas_status} and a bare
+ * {@code GET /} answer {@code Ok.} to anyone, as ClickHouse's do; they run nothing.
  *
  * <p>Not served: response compression ({@code compress=1}; connect with
  * {@code compress=false}), HTTP sessions ({@code session_id}), more users, and cancelling a
@@ -145,16 +146,16 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 				respond(exchange, 200, OK, "text/plain; charset=UTF-8");
 				return;
 			}
-			if (!path.equals("/") && !path.equals("/query")) {
-				respondError(exchange, Result.failure(36, "Code: 36. DB::Exception: There is no handle " + path
-						+ ". Use / or /ping. (BAD_ARGUMENTS)"), newQueryId());
-				return;
-			}
 			if (!authenticated(exchange.getRequestHeaders(), parameters)) {
 				String user = presentedUser(exchange.getRequestHeaders(), parameters);
 				respondError(exchange, Result.failure(516, "Code: 516. DB::Exception: " + user + ": Authentication "
 						+ "failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)"),
 						newQueryId());
+				return;
+			}
+			if (!path.equals("/") && !path.equals("/query")) {
+				respondError(exchange, Result.failure(36, "Code: 36. DB::Exception: There is no handle " + path
+						+ ". Use / or /ping. (BAD_ARGUMENTS)"), newQueryId());
 				return;
 			}
 			if (!method.equals("POST") && !method.equals("GET")) {
