@@ -18,7 +18,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * No id contains {@code ;}, so such a request is always malformed.
  */
 @Component
-@Order(Ordered.HIGHEST_PRECEDENCE)
+@Order(Ordered.HIGHEST_PRECEDENCE + 1)
 class PathParametersFilter extends OncePerRequestFilter {
 
 	@Override

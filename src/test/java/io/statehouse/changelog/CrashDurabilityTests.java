@@ -50,9 +50,13 @@ class CrashDurabilityTests {
 				assertThat(response.header("Retry-After")).isPresent();
 				assertThat(response.header("Content-Type")).hasValue("application/problem+json");
 			}
+			// Not ready while the engine is gone, alive all the same.
+			assertThat(client.get("/actuator/health/readiness").status()).isEqualTo(503);
+			assertThat(client.get("/actuator/health/liveness").status()).isEqualTo(200);
 			deployment.restartEngine();
 			await().atMost(Duration.ofSeconds(30))
 				.untilAsserted(() -> assertThat(client.get("/states/crash:0").status()).isEqualTo(200));
+			assertThat(client.get("/actuator/health/readiness").status()).isEqualTo(200);
 			assertEveryAcknowledgedWriteIsThere(client, acknowledged);
 			assertThat(client.put("/states/crash:after", "{}").status()).isEqualTo(201);
 		}

@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
+import io.statehouse.support.EngineProcess;
 import io.statehouse.support.Race;
+import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -15,6 +17,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -41,13 +46,26 @@ class KeeperFaultTests {
 
 	static StatehouseClient client;
 
+	static ServiceProcess service;
+
 	@BeforeAll
 	static void start() throws Exception {
 		deployment = SharedEngine.startWithKeeper(directory, "keeper_faults");
-		client = StatehouseClient.forPort(deployment
-			.startService("--statehouse.changelog.writer.timeout=" + WRITER_TIMEOUT.toSeconds() + "s",
-					"--statehouse.changelog.materializer.interval=1s")
-			.port());
+		service = deployment.startService("--statehouse.changelog.writer.timeout=" + WRITER_TIMEOUT.toSeconds() + "s",
+				"--statehouse.changelog.materializer.interval=1s");
+		client = StatehouseClient.forPort(service.port());
+	}
+
+	/** What the service logged of its unexpected failures, to say why a request was a 500. */
+	private static String unexpectedFailures() {
+		List<String> lines = service.output().lines().toList();
+		StringBuilder failures = new StringBuilder();
+		for (int i = 0; i < lines.size(); i++) {
+			if (lines.get(i).contains("Unexpected failure")) {
+				lines.subList(i, Math.min(lines.size(), i + 40)).forEach((line) -> failures.append(line).append('\n'));
+			}
+		}
+		return failures.toString();
 	}
 
 	@AfterAll
@@ -59,9 +77,16 @@ class KeeperFaultTests {
 	void withZooKeeperKilledChangesAnswer503AndEverythingRecoversWithNothingAcknowledgedLost() throws Exception {
 		ZooKeeperProcess zooKeeper = deployment.zooKeeper();
 		String token = client.acquire("fault:held", "before", 300, 0).json().get("token").asString();
-		// Materialized before the Keeper goes: a claim window and a materializer run later.
+		// Materialized before the Keeper goes: once its row is in the state table, and the run
+		// that folded it has moved this instance's tail past it.
 		assertThat(client.put("/states/fault:materialized", "{\"before\":true}").status()).isEqualTo(201);
-		Thread.sleep(Duration.ofSeconds(7).toMillis());
+		JdbcClient jdbc = JdbcClient.create(new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(),
+				deployment.jdbcUrl(), EngineProcess.USER, EngineProcess.PASSWORD));
+		await().atMost(Duration.ofSeconds(60)).until(() -> jdbc
+			.sql("SELECT count() FROM keeper_faults.state WHERE state_id = 'fault:materialized'")
+			.query(Long.class)
+			.single() > 0);
+		Thread.sleep(Duration.ofSeconds(2).toMillis());
 		ConcurrentLinkedQueue<Response> acknowledged = new ConcurrentLinkedQueue<>();
 		List<Response> during = new ArrayList<>();
 		zooKeeper.kill();
@@ -87,7 +112,8 @@ class KeeperFaultTests {
 			during.add(client.send("PUT", "/locks/fault:held", "application/json", "{}".getBytes(), "Lock-Token",
 					token));
 			Response materialized = client.get("/states/fault:materialized");
-			assertThat(materialized.status()).as("a read of materialized state needs no Keeper: %s", materialized)
+			assertThat(materialized.status())
+				.as("a read of materialized state needs no Keeper: %s%n%s", materialized, unexpectedFailures())
 				.isEqualTo(200);
 			assertThat(materialized.body()).isEqualTo("{\"before\":true}");
 			Response health = client.get("/actuator/health");

@@ -144,9 +144,15 @@ class KeeperMapConformanceTests {
 		engines.zooKeeper().kill();
 		try {
 			long began = System.nanoTime();
-			assertThatExceptionOfType(SQLException.class).isThrownBy(() -> insert(first, "gone:1", "first"));
+			assertThatExceptionOfType(SQLException.class).isThrownBy(() -> insert(first, "gone:1", "first"))
+				.satisfies((ex) -> assertThat(ClickHouseErrors.isOutage(ex)).as("an outage: %s", ex).isTrue());
 			// Minutes without max_execution_time (the client retries a timed-out statement a few times).
 			assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(60));
+			// Reads fail as outages too, a point lookup and a lookup inside another query alike.
+			assertThatExceptionOfType(SQLException.class).isThrownBy(() -> value(first, "race:0"))
+				.satisfies((ex) -> assertThat(ClickHouseErrors.isOutage(ex)).as("an outage: %s", ex).isTrue());
+			assertThatExceptionOfType(SQLException.class).isThrownBy(() -> heldAmong(first, "race:0"))
+				.satisfies((ex) -> assertThat(ClickHouseErrors.isOutage(ex)).as("an outage: %s", ex).isTrue());
 		}
 		finally {
 			engines.zooKeeper().restart();
@@ -167,6 +173,19 @@ class KeeperMapConformanceTests {
 			insert.setString(1, key);
 			insert.setString(2, value);
 			insert.executeUpdate();
+		}
+	}
+
+	/** Whether a key is recorded, asked as readers ask: a lookup of candidate keys inside a query. */
+	private static boolean heldAmong(EngineProcess engine, String key) throws SQLException {
+		try (Connection connection = connect(engine); PreparedStatement select = connection.prepareStatement(
+				"SELECT count() FROM (SELECT ? AS k) WHERE k IN (SELECT key FROM claims WHERE key IN (SELECT ?)) "
+						+ "SETTINGS max_execution_time = 5")) {
+			select.setString(1, key);
+			select.setString(2, key);
+			try (ResultSet row = select.executeQuery()) {
+				return row.next() && row.getLong(1) > 0;
+			}
 		}
 	}
 

@@ -36,10 +36,14 @@ public final class EngineProcess implements AutoCloseable {
 		return start(dataDirectory, port, null);
 	}
 
-	/** Starts an engine with a ClickHouse configuration file (e.g. naming a Keeper). */
+	/**
+	 * Starts an engine with a ClickHouse configuration file (e.g. naming a Keeper); port 0 picks
+	 * one that a restart can take again ({@link Ports}).
+	 */
 	public static EngineProcess start(Path dataDirectory, int port, @Nullable Path configFile) throws Exception {
 		Files.createDirectories(dataDirectory.getParent());
-		List<String> args = new ArrayList<>(List.of("--data-dir=" + dataDirectory, "--port=" + port));
+		List<String> args = new ArrayList<>(List.of("--data-dir=" + dataDirectory,
+				"--port=" + ((port != 0) ? port : Ports.free())));
 		if (configFile != null) {
 			args.add("--config-file=" + configFile);
 		}

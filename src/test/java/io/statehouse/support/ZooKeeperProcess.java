@@ -1,7 +1,7 @@
 package io.statehouse.support;
 
 import java.io.IOException;
-import java.net.ServerSocket;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,10 +34,7 @@ public final class ZooKeeperProcess implements AutoCloseable {
 	/** Starts a standalone ZooKeeper keeping its data under {@code directory}. */
 	public static ZooKeeperProcess start(Path directory) throws Exception {
 		Files.createDirectories(directory.resolve("data"));
-		int port;
-		try (ServerSocket free = new ServerSocket(0)) {
-			port = free.getLocalPort();
-		}
+		int port = Ports.free();
 		Path config = directory.resolve("zoo.cfg");
 		Files.writeString(config, String.join("\n", "tickTime=200", "initLimit=10", "syncLimit=5",
 				"dataDir=" + directory.resolve("data"), "clientPort=" + port, "clientPortAddress=127.0.0.1",
@@ -64,7 +61,9 @@ public final class ZooKeeperProcess implements AutoCloseable {
 	 * even while the server itself failed to start).
 	 */
 	private static boolean serving(int port) {
-		try (Socket socket = new Socket("127.0.0.1", port)) {
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+			socket.setSoTimeout(2000);
 			socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
 			return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)
 				.startsWith("Zookeeper version");
