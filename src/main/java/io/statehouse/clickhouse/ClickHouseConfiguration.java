@@ -1,16 +1,20 @@
 package io.statehouse.clickhouse;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 import com.clickhouse.jdbc.DriverProperties;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.FixedDelayTask;
 
 /**
  * One data source, one code path: the clickhouse-jdbc driver over HTTP, to a server or to the
@@ -18,6 +22,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 @Configuration(proxyBeanMethods = false)
 class ClickHouseConfiguration {
+
+	/** How often ClickHouse's own figures (parts, memory) are read for the meters. */
+	private static final Duration METERS_INTERVAL = Duration.ofSeconds(15);
 
 	@Bean(destroyMethod = "close")
 	ClickHouseBackend clickHouseBackend(ClickHouseProperties properties) {
@@ -71,6 +78,18 @@ class ClickHouseConfiguration {
 	ClickHouseHealthIndicator clickHouseHealthIndicator(JdbcClient jdbc, ClickHouseBackend backend,
 			ClickHouseProperties properties) {
 		return new ClickHouseHealthIndicator(jdbc, backend, properties);
+	}
+
+	@Bean
+	ClickHouseMeters clickHouseMeters(JdbcClient jdbc, ClickHouseSchema schema, List<ClickHouseTable> tables,
+			MeterRegistry meters) {
+		return new ClickHouseMeters(jdbc, schema, tables, meters);
+	}
+
+	@Bean
+	SchedulingConfigurer clickHouseMetersSchedule(ClickHouseMeters meters) {
+		return (registrar) -> registrar
+			.addFixedDelayTask(new FixedDelayTask(meters::refresh, METERS_INTERVAL, Duration.ZERO));
 	}
 
 	@Bean
