@@ -14,8 +14,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
  * What ClickHouse itself says about Statehouse's tables and its memory, read every few seconds:
- * active parts per table — the signal before "too many parts" refuses INSERTs — and the memory
- * ClickHouse tracks (the embedded engine's, or the server's).
+ * active parts per table — the signal before "too many parts" refuses INSERTs — the memory
+ * ClickHouse tracks (the embedded engine's, or the server's), and whether it answered at all.
  */
 class ClickHouseMeters {
 
@@ -38,6 +38,8 @@ class ClickHouseMeters {
 
 	private final AtomicLong memory = new AtomicLong();
 
+	private final AtomicLong up = new AtomicLong();
+
 	ClickHouseMeters(JdbcClient jdbc, ClickHouseSchema schema, List<ClickHouseTable> tables, MeterRegistry meters) {
 		this.jdbc = jdbc;
 		this.schema = schema;
@@ -48,6 +50,9 @@ class ClickHouseMeters {
 		Gauge.builder("statehouse.clickhouse.memory", this.memory, AtomicLong::get)
 			.description("Memory ClickHouse tracks as in use (MemoryTracking): the embedded engine's, or the server's")
 			.baseUnit("bytes")
+			.register(meters);
+		Gauge.builder("statehouse.clickhouse.up", this.up, AtomicLong::get)
+			.description("1 when ClickHouse answered the last reading of its figures (every 15 s), 0 when it did not")
 			.register(meters);
 	}
 
@@ -60,8 +65,10 @@ class ClickHouseMeters {
 				.query((rs, n) -> MultiGauge.Row.of(Tags.of("table", rs.getString("table")), rs.getLong("parts")))
 				.list(), true);
 			this.memory.set(this.jdbc.sql(MEMORY).query(Long.class).optional().orElse(0L));
+			this.up.set(1);
 		}
 		catch (RuntimeException ex) {
+			this.up.set(0);
 			logger.debug("ClickHouse figures not read: " + ClickHouseErrors.describe(ex));
 		}
 	}

@@ -39,6 +39,7 @@ class ClickHouseMetersTests {
 		assertThat(this.meters.find("statehouse.clickhouse.parts").gauges())
 			.allSatisfy((gauge) -> assertThat(gauge.getId().getTag("table")).isNotBlank());
 		assertThat(this.meters.get("statehouse.clickhouse.memory").gauge().value()).isPositive();
+		assertThat(this.meters.get("statehouse.clickhouse.up").gauge().value()).isEqualTo(1);
 	}
 
 }
