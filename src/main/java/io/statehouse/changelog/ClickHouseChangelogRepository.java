@@ -15,8 +15,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
 import io.statehouse.clickhouse.ClaimArbiter;
@@ -283,13 +283,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	private Map<String, Head> newestHere(Collection<String> ids, long fromBlock) {
+		Supplier<List<Head>> read = () -> this.jdbc.sql(this.newest)
+			.param("ids", ids)
+			.param("fromBlock", fromBlock)
+			.query(ClickHouseChangelogRepository::head)
+			.list();
 		List<Head> heads;
 		try {
-			heads = this.jdbc.sql(this.newest)
-				.param("ids", ids)
-				.param("fromBlock", fromBlock)
-				.query(ClickHouseChangelogRepository::head)
-				.list();
+			heads = read.get();
 		}
 		catch (UncategorizedSQLException unreadable) {
 			if (ClickHouseErrors.code(unreadable) != 0) {
@@ -297,11 +298,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			}
 			// The driver could not read ClickHouse's answer (seen while the Keeper was away, as the
 			// read's lookup of recorded claims timed out): a read changes nothing, so ask once more.
-			heads = this.jdbc.sql(this.newest)
-				.param("ids", ids)
-				.param("fromBlock", fromBlock)
-				.query(ClickHouseChangelogRepository::head)
-				.list();
+			heads = read.get();
 		}
 		Map<String, Head> newest = new HashMap<>();
 		heads.forEach((head) -> newest.put(head.state().id(), head));

@@ -35,10 +35,14 @@ record SecurityProperties(@DefaultValue @Valid List<Token> tokens) {
 	 * @param ids globs over the state and lock ids it may touch ({@code *} any run, {@code ?} one
 	 * character)
 	 */
-	record Token(@NotNull @Pattern(regexp = "[A-Za-z0-9._:@+-]{1,64}",
+	record Token(@NotNull @Pattern(regexp = Token.NAME,
 			message = "is 1-64 of A-Z a-z 0-9 . _ : @ + -") String name,
 			@NotNull @Pattern(regexp = "[0-9a-fA-F]{64}", message = "is the 64 hex digits of the secret's SHA-256") String sha256,
 			@NotEmpty Set<Scope> scopes, @DefaultValue("*") @NotEmpty List<String> ids) {
+
+		/** What a token's name may be. */
+		static final String NAME = "[A-Za-z0-9._:@+-]{1,64}";
+
 	}
 
 }

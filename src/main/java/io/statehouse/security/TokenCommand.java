@@ -17,7 +17,7 @@ public final class TokenCommand {
 	/** The first argument that runs this command instead of the service. */
 	public static final String NAME = "token";
 
-	private static final Pattern NAME_OPTION = Pattern.compile("--name=([A-Za-z0-9._:@+-]{1,64})");
+	private static final Pattern NAME_OPTION = Pattern.compile("--name=(" + SecurityProperties.Token.NAME + ")");
 
 	private static final SecureRandom random = new SecureRandom();
 
