@@ -8,6 +8,8 @@ import com.clickhouse.jdbc.DriverProperties;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
+import net.ttddyy.dsproxy.support.ProxyDataSource;
+import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -32,7 +34,7 @@ class ClickHouseConfiguration {
 	}
 
 	@Bean(destroyMethod = "close")
-	HikariDataSource dataSource(ClickHouseBackend backend, ClickHouseProperties properties) {
+	ProxyDataSource dataSource(ClickHouseBackend backend, ClickHouseProperties properties, MeterRegistry meters) {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
 		config.setJdbcUrl(backend.jdbcUrl());
@@ -53,7 +55,9 @@ class ClickHouseConfiguration {
 			// replica's loss could take away. Readers learn from the arbiter what they must see.
 			config.addDataSourceProperty(DriverProperties.serverSetting("insert_quorum"), "auto");
 		}
-		return new HikariDataSource(config);
+		return ProxyDataSourceBuilder.create("clickhouse", new HikariDataSource(config))
+			.listener(new StatementMeters(meters))
+			.build();
 	}
 
 	@Bean

@@ -22,6 +22,7 @@ import io.statehouse.shared.Caller;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
+import io.statehouse.state.StateMetrics.Write;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.stereotype.Service;
@@ -39,10 +40,13 @@ class StateService {
 
 	private final LockService locks;
 
-	StateService(StateStore store, JsonDocuments documents, LockService locks) {
+	private final StateMetrics metrics;
+
+	StateService(StateStore store, JsonDocuments documents, LockService locks, StateMetrics metrics) {
 		this.store = store;
 		this.documents = documents;
 		this.locks = locks;
+		this.metrics = metrics;
 	}
 
 	/** The newest live version. */
@@ -78,33 +82,39 @@ class StateService {
 
 	/** Replaces the document (creating it if absent), as {@code writtenBy}. */
 	Committed put(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
-		String document = this.documents.readObject(body);
-		Idempotency idempotency = conditions.idempotency(Operation.PUT, document);
-		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-			check(id, current, conditions, fencing);
-			return Change.put(document, fencing, writtenBy);
-		}, idempotency, document.length()));
+		return this.metrics.write(Write.PUT, () -> {
+			String document = this.documents.readObject(body);
+			Idempotency idempotency = conditions.idempotency(Operation.PUT, document);
+			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
+				check(id, current, conditions, fencing);
+				return Change.put(document, fencing, writtenBy);
+			}, idempotency, document.length()));
+		});
 	}
 
 	/** Applies a JSON merge patch (RFC 7396) to the document, or to {@code {}} if absent, as {@code writtenBy}. */
 	Committed patch(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
-		String patch = this.documents.readObject(body);
-		Idempotency idempotency = conditions.idempotency(Operation.PATCH, patch);
-		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-			check(id, current, conditions, fencing);
-			String base = StoredState.isLive(current) ? current.document() : "{}";
-			return Change.patch(this.documents.mergePatch(base, patch), fencing, writtenBy);
-		}, idempotency, patch.length()));
+		return this.metrics.write(Write.PATCH, () -> {
+			String patch = this.documents.readObject(body);
+			Idempotency idempotency = conditions.idempotency(Operation.PATCH, patch);
+			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
+				check(id, current, conditions, fencing);
+				String base = StoredState.isLive(current) ? current.document() : "{}";
+				return Change.patch(this.documents.mergePatch(base, patch), fencing, writtenBy);
+			}, idempotency, patch.length()));
+		});
 	}
 
 	/** Deletes the state: a tombstone version, written by {@code writtenBy}. */
 	Committed delete(String id, WriteConditions conditions, String writtenBy) {
-		Idempotency idempotency = conditions.idempotency(Operation.DELETE, "");
-		return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-			// The conditions first: If-Match on a deleted state is a failed precondition (412).
-			check(id, current, conditions, fencing);
-			return tombstone(id, current, fencing, writtenBy);
-		}, idempotency, 0));
+		return this.metrics.write(Write.DELETE, () -> {
+			Idempotency idempotency = conditions.idempotency(Operation.DELETE, "");
+			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
+				// The conditions first: If-Match on a deleted state is a failed precondition (412).
+				check(id, current, conditions, fencing);
+				return tombstone(id, current, fencing, writtenBy);
+			}, idempotency, 0));
+		});
 	}
 
 	/** The change that deletes a live state. */
@@ -173,6 +183,10 @@ class StateService {
 	 * @return how many this call deleted
 	 */
 	int deleteMatching(Glob match, Caller caller) {
+		return this.metrics.counted(Write.CLEAR, () -> deleteMatchingPages(match, caller));
+	}
+
+	private int deleteMatchingPages(Glob match, Caller caller) {
 		String like = match.toLike();
 		int deleted = 0;
 		String after = null;

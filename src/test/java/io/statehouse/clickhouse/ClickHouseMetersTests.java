@@ -6,10 +6,13 @@ import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** ClickHouse's own figures as meters: the parts of each Statehouse table, and its memory. */
+/** ClickHouse's own figures as meters (parts of each Statehouse table, memory), and the statements sent to it. */
 @StatehouseTest
 class ClickHouseMetersTests {
 
@@ -24,6 +27,9 @@ class ClickHouseMetersTests {
 
 	@Autowired
 	StatehouseClient client;
+
+	@Autowired
+	JdbcTemplate jdbc;
 
 	@Test
 	void partsPerTableAndMemoryAreReadFromClickHouse() {
@@ -40,6 +46,40 @@ class ClickHouseMetersTests {
 			.allSatisfy((gauge) -> assertThat(gauge.getId().getTag("table")).isNotBlank());
 		assertThat(this.meters.get("statehouse.clickhouse.memory").gauge().value()).isPositive();
 		assertThat(this.meters.get("statehouse.clickhouse.up").gauge().value()).isEqualTo(1);
+	}
+
+	@Test
+	void statementsAreTimedByKindAndOutcomeWithClickHousesErrorCode() {
+		long selects = statements("select", "success", "none");
+		long inserts = statements("insert", "success", "none");
+		long refused = statements("select", "error", "395");
+		this.client.put("/states/meters:statements", "{}");
+		this.client.get("/states/meters:statements");
+		assertThatExceptionOfType(DataAccessException.class)
+			.isThrownBy(() -> this.jdbc.queryForObject("SELECT throwIf(1, 'refused')", Integer.class));
+		assertThat(statements("insert", "success", "none")).isGreaterThan(inserts);
+		assertThat(statements("select", "success", "none")).isGreaterThan(selects);
+		assertThat(statements("select", "error", "395")).isEqualTo(refused + 1);
+		assertThat(this.meters.find("statehouse.clickhouse.statements").timers())
+			.allSatisfy((timer) -> assertThat(timer.getId().getTags()).extracting("key")
+				.containsExactlyInAnyOrder("kind", "outcome", "code"));
+	}
+
+	@Test
+	void aStatementsKindIsItsFirstKeyword() {
+		assertThat(StatementMeters.kind("  SELECT 1")).isEqualTo("select");
+		assertThat(StatementMeters.kind("WITH x AS (SELECT 1) SELECT * FROM x")).isEqualTo("select");
+		assertThat(StatementMeters.kind("insert into t values")).isEqualTo("insert");
+		assertThat(StatementMeters.kind("ALTER TABLE t DROP PARTITION 1")).isEqualTo("alter");
+		assertThat(StatementMeters.kind("KILL QUERY WHERE 1")).isEqualTo("other");
+		assertThat(StatementMeters.kind("")).isEqualTo("other");
+	}
+
+	private long statements(String kind, String outcome, String code) {
+		io.micrometer.core.instrument.Timer timer = this.meters.find("statehouse.clickhouse.statements")
+			.tags("kind", kind, "outcome", outcome, "code", code)
+			.timer();
+		return (timer != null) ? timer.count() : 0;
 	}
 
 }

@@ -37,7 +37,10 @@ class PrometheusConventionsTests {
 			client.acquire("metrics:lock", "other", 30, 0);
 			client.delete("/locks/metrics:lock", "Lock-Token", token);
 			String scrape = client.get("/actuator/prometheus").body();
-			assertThat(scrape).contains("statehouse_changelog_inserts_total").contains("http_server_requests_seconds");
+			assertThat(scrape).contains("statehouse_changelog_inserts_total", "http_server_requests_seconds",
+					"statehouse_state_writes_total", "statehouse_state_document_size_bytes_count",
+					"statehouse_clickhouse_statements_seconds_count", "statehouse_locks_acquisitions_total",
+					"hikaricp_connections_active");
 
 			Process promtool = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
 			promtool.getOutputStream().write(scrape.getBytes(StandardCharsets.UTF_8));
