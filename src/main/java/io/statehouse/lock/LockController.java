@@ -10,6 +10,7 @@ import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.headers.Header;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -57,7 +58,8 @@ class LockController {
 			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
 					+ "grant's for this id.")
-	@ApiResponse(responseCode = "201", description = "Granted")
+	@ApiResponse(responseCode = "201", description = "Granted", headers = @Header(name = LockToken.HEADER,
+			description = "The lease's secret token, as in the body", schema = @Schema(type = "string", format = "uuid")))
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))

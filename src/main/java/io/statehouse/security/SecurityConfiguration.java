@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.Ids;
 import io.statehouse.web.Problems;
 import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
@@ -137,12 +138,16 @@ class SecurityConfiguration implements WebMvcConfigurer {
 		return AuthorityAuthorizationManager.hasAuthority(scope.authority());
 	}
 
-	/** The scope, on an id inside the token's globs. */
+	/**
+	 * The scope, on an id inside the token's globs. Text that is not an id names nothing a token
+	 * could be refused: it passes here and is refused as invalid (400) before anything is read.
+	 */
 	private static AuthorizationManager<RequestAuthorizationContext> onId(Scope scope) {
 		AuthorizationManager<RequestAuthorizationContext> inScope = (authentication, context) -> {
 			Caller caller = ConfiguredTokens.caller(authentication.get());
 			String id = context.getVariables().get("id");
-			return new AuthorizationDecision(caller != null && id != null && caller.ids().permits(id));
+			return new AuthorizationDecision(
+					caller != null && id != null && (!Ids.isValid(id) || caller.ids().permits(id)));
 		};
 		return AuthorizationManagers.allOf(scope(scope), inScope);
 	}

@@ -18,6 +18,7 @@ import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.headers.Header;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -66,6 +67,14 @@ class StateController {
 			+ "the same key with a different request answers 422. Keys are remembered while the changelog retains "
 			+ "the write.";
 
+	private static final String ETAG_DOC = "`\"<version>\"`: the version answered or written";
+
+	private static final String LAST_MODIFIED_DOC = "When that version was written";
+
+	private static final String LOCATION_DOC = "The state's URL";
+
+	private static final String REPLAYED_DOC = "`true` when this answers an earlier write with the same `Idempotency-Key`";
+
 	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile("[\\x21-\\x7e]{1,255}");
 
 	private final StateService states;
@@ -81,8 +90,10 @@ class StateController {
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304 "
 					+ "(`If-Modified-Since` is not used: versions change faster than its whole seconds).")
 	@ApiResponse(responseCode = "200", description = "The document",
-			content = @Content(schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content)
+			content = @Content(schema = @Schema(type = "object")), headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content,
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "404", description = "No such state or version", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
@@ -123,14 +134,26 @@ class StateController {
 					+ "makes a retry answer like the first attempt instead of writing again.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "200", description = "Replaced", content = @Content(schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "200", description = "Replaced", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
 			content = @Content(mediaType = "application/problem+json",
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
+		@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -151,14 +174,26 @@ class StateController {
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "200", description = "Patched", content = @Content(schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")))
+	@ApiResponse(responseCode = "200", description = "Patched", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
 			content = @Content(mediaType = "application/problem+json",
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
+		@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -176,14 +211,17 @@ class StateController {
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "deleteState", summary = "Delete a state",
 			description = "Writes a tombstone version; versions keep increasing.")
-	@ApiResponse(responseCode = "204", description = "Deleted")
+	@ApiResponse(responseCode = "204", description = "Deleted", headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "412", description = "If-Match does not hold", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",

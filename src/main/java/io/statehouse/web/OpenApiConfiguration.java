@@ -7,6 +7,7 @@ import java.util.Map;
 import io.statehouse.shared.Caller;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.media.Content;
 import io.swagger.v3.oas.models.media.IntegerSchema;
@@ -41,7 +42,8 @@ class OpenApiConfiguration {
 
 	/**
 	 * Every API operation can answer a 400 for bad input, a 401 or 403 for a token that does not
-	 * allow it, and a 503 while storage is away.
+	 * allow it, and a 503 while storage is away; a 406 for an {@code Accept} it cannot serve and a
+	 * 415 for a body of another type, where those apply.
 	 */
 	@Bean
 	OpenApiCustomizer commonProblemResponses() {
@@ -53,7 +55,8 @@ class OpenApiConfiguration {
 					.addProperty("title", new StringSchema())
 					.addProperty("status", new IntegerSchema())
 					.addProperty("detail", new StringSchema())
-					.addProperty("instance", new StringSchema().format("uri"))
+					.addProperty("instance", new StringSchema().format("uri-reference")
+						.description("The request's path"))
 					.addProperty("currentVersion", new IntegerSchema().format("int64")
 						.description("On 412: the current version, null if there is no live state"))
 					.additionalProperties(true));
@@ -66,20 +69,51 @@ class OpenApiConfiguration {
 					.description("`Bearer`, with the error if a token was presented")
 					.schema(new StringSchema())));
 			common.put("403", problemResponse("The token lacks the operation's scope, or the id is outside its globs "
-					+ "(`urn:statehouse:problem:forbidden`)", problem));
+					+ "(`urn:statehouse:problem:forbidden`)", problem)
+				.addHeaderObject("WWW-Authenticate", new Header()
+					.description("`Bearer error=\"insufficient_scope\"` (RFC 6750)")
+					.schema(new StringSchema())));
 			common.put("503", problemResponse("Storage unavailable or writes saturated; retry after `Retry-After` "
 					+ "seconds. A write answered `urn:statehouse:problem:write-outcome-unknown` may or may not have been "
 					+ "applied: retry it with the same `Idempotency-Key`", problem)
 				.addHeaderObject("Retry-After",
 						new Header().description("Seconds to wait before retrying").schema(new IntegerSchema())));
+			common.put("406", problemResponse("The `Accept` header excludes JSON", problem));
+			common.put("415", problemResponse("The body's `Content-Type` is not the one the operation takes", problem));
 			common.forEach((status, response) -> openApi.getComponents().addResponses(name(status), response));
+			openApi.getComponents().getResponses().values().forEach(OpenApiConfiguration::withRequestId);
 			openApi.getPaths().values().forEach((path) -> path.readOperations().forEach((operation) -> {
 				ApiResponses responses = operation.getResponses();
+				responses.values().forEach(OpenApiConfiguration::withRequestId);
 				common.keySet()
+					.stream()
+					.filter((status) -> applies(status, operation))
 					.forEach((status) -> responses.putIfAbsent(status,
 							new ApiResponse().$ref("#/components/responses/" + name(status))));
 			}));
 		};
+	}
+
+	/** 406 where a success has a body to negotiate, 415 where the request has one; the others everywhere. */
+	private static boolean applies(String status, Operation operation) {
+		return switch (status) {
+			case "406" -> operation.getResponses()
+				.entrySet()
+				.stream()
+				.anyMatch((response) -> response.getKey().startsWith("2") && response.getValue().getContent() != null);
+			case "415" -> operation.getRequestBody() != null;
+			default -> true;
+		};
+	}
+
+	/** Every answer carries the request's id (RequestIdFilter); a reference gets it from its target. */
+	private static void withRequestId(ApiResponse response) {
+		if (response.get$ref() == null) {
+			response.addHeaderObject(RequestIdFilter.HEADER, new Header()
+				.description("The request's id, on every log line written for it: the caller's `X-Request-Id`, the "
+						+ "trace id of its `traceparent`, or a new one")
+				.schema(new StringSchema()));
+		}
 	}
 
 	private static String name(String status) {
@@ -87,6 +121,8 @@ class OpenApiConfiguration {
 			case "400" -> "BadRequest";
 			case "401" -> "Unauthorized";
 			case "403" -> "Forbidden";
+			case "406" -> "NotAcceptable";
+			case "415" -> "UnsupportedMediaType";
 			default -> "Unavailable";
 		};
 	}
