@@ -63,7 +63,7 @@ class LockController {
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Valid @RequestBody AcquireRequest request, Caller caller) throws InterruptedException {
 		Lease lease = this.locks.acquire(id, request.owner(), caller.name(), Duration.ofSeconds(request.ttlOrDefault()),
 				Duration.ofSeconds(request.waitOrDefault()));
@@ -79,7 +79,7 @@ class LockController {
 	@ApiResponse(responseCode = "200", description = "Renewed")
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "The lease's token") @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
@@ -97,7 +97,7 @@ class LockController {
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "The lease's token") @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
@@ -119,7 +119,7 @@ class LockController {
 	@ApiResponse(responseCode = "200", description = "The live lease")
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	LockView get(@PathVariable @Pattern(regexp = Ids.PATTERN) String id) {
+	LockView get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id) {
 		return LockView.of(this.locks.get(id));
 	}
 
@@ -127,7 +127,7 @@ class LockController {
 	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "listLocks", summary = "List live locks",
 			description = "In id order, by prefix, of the ids the token may see.")
-	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN) String prefix,
+	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN, message = Ids.PREFIX_DESCRIPTION) String prefix,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
 		Page<Lease> page = this.locks.live(prefix, limit, cursor, caller.ids());

@@ -38,7 +38,9 @@ import org.springframework.security.web.access.AccessDeniedHandler;
 import org.springframework.security.web.access.intercept.AuthorizationFilter;
 import org.springframework.security.web.access.intercept.RequestAuthorizationContext;
 import org.springframework.security.web.authentication.AuthenticationFilter;
+import org.springframework.security.web.firewall.HttpFirewall;
 import org.springframework.security.web.firewall.RequestRejectedHandler;
+import org.springframework.security.web.firewall.StrictHttpFirewall;
 import org.springframework.security.web.util.matcher.RequestMatcher;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -94,14 +96,29 @@ class SecurityConfiguration implements WebMvcConfigurer {
 	}
 
 	/**
-	 * Requests Spring Security's firewall refuses before anything reads them (encoded {@code ;},
-	 * {@code /}, {@code \\}, control characters, {@code ..}): a problem like every other bad input.
+	 * An id is any text, so a path segment may carry any character percent-encoded ({@code %2F},
+	 * {@code %25}, {@code %3B}, {@code %5C}, {@code %2F%2F}): Spring MVC and these rules both decode
+	 * it per segment, to the same id. Refused still: what the servlet container would read
+	 * differently from Spring (a raw {@code ;} — PathParametersFilter —, an encoded {@code .}, a
+	 * dot segment), and control characters.
 	 */
+	@Bean
+	HttpFirewall httpFirewall() {
+		StrictHttpFirewall firewall = new StrictHttpFirewall();
+		firewall.setAllowUrlEncodedSlash(true);
+		firewall.setAllowUrlEncodedDoubleSlash(true);
+		firewall.setAllowUrlEncodedPercent(true);
+		firewall.setAllowBackSlash(true);
+		firewall.setAllowSemicolon(true);
+		return firewall;
+	}
+
+	/** Requests the firewall refuses before anything reads them: a problem like every other bad input. */
 	@Bean
 	RequestRejectedHandler requestRejectedHandler() {
 		return (request, response, ex) -> Problems.write(response, 400, "Bad Request", "invalid-request",
-				"The request's path or headers hold characters no request to this service has (such as an encoded "
-						+ "';', '/' or '\\', a control character or '..').");
+				"The request's path or headers hold characters no request to this service has (such as a control "
+						+ "character, an encoded '.' or a '..' segment).");
 	}
 
 	@Override

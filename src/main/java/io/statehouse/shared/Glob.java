@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  */
 public record Glob(String text) {
 
-	private static final Pattern GLOB = Pattern.compile("[" + Ids.CHARACTERS + "*?%]{1,255}");
+	private static final Pattern GLOB = Pattern.compile(Ids.GLOB_PATTERN);
 
 	/** A glob every id matches. */
 	public static final Glob ANY = new Glob("*");
@@ -20,7 +20,7 @@ public record Glob(String text) {
 	 */
 	public Glob {
 		if (!GLOB.matcher(text).matches()) {
-			throw new InvalidRequestException("A glob is 1-255 characters of ids plus * and ?.");
+			throw new InvalidRequestException("A glob is 1-255 characters without control characters.");
 		}
 	}
 
@@ -41,21 +41,23 @@ public record Glob(String text) {
 	/**
 	 * Whether an id matches the glob, in time proportional to the id's length times the glob's,
 	 * whatever the id: a regular expression with several {@code *} backtracks exponentially on
-	 * an id a caller makes up.
+	 * an id a caller makes up. Characters are code points, as for ClickHouse's {@code LIKE}:
+	 * {@code ?} matches one, even outside the Basic Multilingual Plane.
 	 */
 	public boolean matches(String id) {
-		int n = this.text.length();
-		int i = 0;
+		int[] glob = this.text.codePoints().toArray();
+		int[] text = id.codePoints().toArray();
 		int g = 0;
+		int i = 0;
 		int star = -1;
 		int resume = 0;
-		while (i < id.length()) {
-			if (g < n && this.text.charAt(g) == '*') {
+		while (i < text.length) {
+			if (g < glob.length && glob[g] == '*') {
 				// Let the star match nothing first; on a mismatch, one character more.
 				star = g++;
 				resume = i;
 			}
-			else if (g < n && (this.text.charAt(g) == '?' || this.text.charAt(g) == id.charAt(i))) {
+			else if (g < glob.length && (glob[g] == '?' || glob[g] == text[i])) {
 				i++;
 				g++;
 			}
@@ -67,10 +69,10 @@ public record Glob(String text) {
 				return false;
 			}
 		}
-		while (g < n && this.text.charAt(g) == '*') {
+		while (g < glob.length && glob[g] == '*') {
 			g++;
 		}
-		return g == n;
+		return g == glob.length;
 	}
 
 	@Override

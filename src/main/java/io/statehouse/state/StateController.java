@@ -3,6 +3,7 @@ package io.statehouse.state;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -44,6 +45,7 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.util.UriUtils;
 
 /** {@code /states}: pipeline state documents. */
 @RestController
@@ -98,7 +100,7 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
 			WebRequest request, HttpServletResponse response) {
 		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
@@ -121,7 +123,7 @@ class StateController {
 	@ApiResponse(responseCode = "200", description = "The versions")
 	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	List<VersionInfo> versions(@PathVariable @Pattern(regexp = Ids.PATTERN) String id) {
+	List<VersionInfo> versions(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id) {
 		return this.states.history(id);
 	}
 
@@ -153,7 +155,7 @@ class StateController {
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
+ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -193,7 +195,7 @@ ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN) String i
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN) String id, InputStream body,
+ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id, InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -221,7 +223,7 @@ ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN) String
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String id,
+ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
@@ -239,7 +241,7 @@ ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String 
 			description = "Live states in id order, of the ids the token may see. `match` is a glob: `*` any run, "
 					+ "`?` one character; every other character (`%` and `_` too) matches itself.")
 	StatePage list(
-			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN) @Nullable String prefix,
+			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN, message = Ids.PREFIX_DESCRIPTION) @Nullable String prefix,
 			@RequestParam(required = false) @Nullable String match,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
@@ -264,7 +266,8 @@ ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN) String 
 			.lastModified(state.updatedAt())
 			.contentType(MediaType.APPLICATION_JSON);
 		if (committed.created()) {
-			response.location(URI.create("/states/" + state.id()));
+			response.location(URI.create("/states/" + UriUtils.encodePathSegment(state.id(), StandardCharsets.UTF_8)
+				.replace(";", "%3B")));
 		}
 		if (committed.replayed()) {
 			response.header("Idempotent-Replayed", "true");

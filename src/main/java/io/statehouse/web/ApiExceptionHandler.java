@@ -3,6 +3,7 @@ package io.statehouse.web;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.shared.ProblemException;
@@ -20,6 +21,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
 /**
@@ -76,6 +78,19 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 		logger.error("Unexpected failure", ex);
 		return respond(ex, Problems.of(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error",
 				"The service failed unexpectedly; the failure is logged."), new HttpHeaders(), request);
+	}
+
+	/** A parameter refused by its constraint: the detail says which, and what it must be. */
+	@Override
+	protected ResponseEntity<Object> handleHandlerMethodValidationException(HandlerMethodValidationException ex,
+			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		String detail = ex.getParameterValidationResults()
+			.stream()
+			.flatMap((result) -> result.getResolvableErrors()
+				.stream()
+				.map((error) -> result.getMethodParameter().getParameterName() + ": " + error.getDefaultMessage()))
+			.collect(Collectors.joining("; "));
+		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request", detail), headers, request);
 	}
 
 	/** Gives the problems Spring MVC creates (400, 404, 405, 406, 415, ...) a stable type too. */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.Ids;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -85,6 +86,12 @@ class OpenApiConfiguration {
 			openApi.getPaths().values().forEach((path) -> path.readOperations().forEach((operation) -> {
 				ApiResponses responses = operation.getResponses();
 				responses.values().forEach(OpenApiConfiguration::withRequestId);
+				if (operation.getParameters() != null) {
+					operation.getParameters()
+						.stream()
+						.filter((parameter) -> "path".equals(parameter.getIn()) && "id".equals(parameter.getName()))
+						.forEach((parameter) -> parameter.description(Ids.DOC));
+				}
 				common.keySet()
 					.stream()
 					.filter((status) -> applies(status, operation))

@@ -15,7 +15,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Refuses path parameters ({@code /states/a;b}). The servlet container and Spring MVC would
  * strip {@code ;b} and act on {@code /states/a}: a write meant for one id would land on another.
- * No id contains {@code ;}, so such a request is always malformed.
+ * An id that contains {@code ;} travels percent-encoded ({@code %3B}), as every reserved character.
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE + 1)
@@ -26,7 +26,7 @@ class PathParametersFilter extends OncePerRequestFilter {
 			throws ServletException, IOException {
 		if (request.getRequestURI().indexOf(';') >= 0) {
 			Problems.write(response, 400, "Bad Request", "invalid-request",
-					"Path parameters (';') are not allowed: no id contains ';'.");
+					"Path parameters (';') are not allowed: percent-encode a ';' in an id as %3B.");
 			return;
 		}
 		chain.doFilter(request, response);

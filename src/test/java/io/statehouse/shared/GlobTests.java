@@ -37,13 +37,16 @@ class GlobTests {
 		IdScope scope = IdScope.of(List.of("*"));
 		assertThat(scope.permits("prod:a")).isTrue();
 		assertThat(scope.permits("x".repeat(256))).isFalse();
-		assertThat(scope.permits("a b")).isFalse();
+		assertThat(scope.permits("a b")).isTrue();
+		assertThat(scope.permits("a\u0001b")).isFalse();
+		assertThat(scope.permits("..")).isFalse();
 		assertThat(scope.toLike()).containsExactly("%");
 	}
 
 	@Test
-	void aGlobHasOnlyTheCharactersOfIdsAndItsWildcards() {
-		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> new Glob("prod:[a]"));
+	void aGlobHasOnlyTheCharactersOfIds() {
+		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> new Glob("prod:\u0000"));
+		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> new Glob("x".repeat(256)));
 		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> new Glob(""));
 		assertThat(new Glob("a_%*?").toLike()).isEqualTo("a\\_\\%%_");
 	}

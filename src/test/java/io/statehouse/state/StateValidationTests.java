@@ -43,9 +43,8 @@ class StateValidationTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "a'b", "a;b", "a%20b", "x%27)%3BDROP%20TABLE%20state%3B--", "caf%C3%A9", "a*b", "a$b",
-			"a%22b", "a%5Cb", "a%0Ab", "a%2Fb", "..%2F..%2Factuator" })
-	void idsOutsideTheAlphabetAreRefused(String id) {
+	@ValueSource(strings = { "a;b", "a%0Ab", "a%01b", "a%7Fb", "%C2%85", "%2E%2E", "%2E" })
+	void textThatIsNotAnIdIsRefused(String id) {
 		assertProblem(this.client.put("/states/" + id, "{}"), 400, "invalid-request");
 		assertProblem(this.client.get("/states/" + id), 400, "invalid-request");
 		assertNothingWritten();
@@ -177,8 +176,8 @@ class StateValidationTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "limit=0", "limit=1001", "limit=abc", "cursor=%21%21%21", "match=a%27b",
-			"match=", "prefix=a%20b", "prefix=%27" })
+	@ValueSource(strings = { "limit=0", "limit=1001", "limit=abc", "cursor=%21%21%21", "match=a%01b",
+			"match=", "prefix=a%0Ab", "match=a%7F" })
 	void malformedListingParametersAreRefused(String query) {
 		assertProblem(this.client.get("/states?" + query), 400, "invalid-request");
 	}
@@ -192,7 +191,7 @@ class StateValidationTests {
 	@Test
 	void clearingNeedsAGlob() {
 		assertProblem(this.client.delete("/states"), 400, "invalid-request");
-		assertProblem(this.client.delete("/states?match=a%27"), 400, "invalid-request");
+		assertProblem(this.client.delete("/states?match=a%00"), 400, "invalid-request");
 		assertNothingWritten();
 	}
 

@@ -30,6 +30,13 @@ public final class StatehouseClient {
 		return new StatehouseClient("http://127.0.0.1:" + port);
 	}
 
+	/** An id as one path segment: every character but the unreserved ones percent-encoded (UTF-8). */
+	public static String segment(String id) {
+		return java.net.URLEncoder.encode(id, java.nio.charset.StandardCharsets.UTF_8)
+			.replace("+", "%20")
+			.replace("*", "%2A");
+	}
+
 	public Response get(String path, String... headers) {
 		return send(request(path, headers).GET());
 	}

@@ -118,6 +118,8 @@ class ContractConformanceTests {
 		send("putState", 201, "PUT", "/states/walk:k", ADMIN, JSON, "{\"v\":1}", "Idempotency-Key", "k1");
 		send("putState", 201, "PUT", "/states/walk:k", ADMIN, JSON, "{\"v\":1}", "Idempotency-Key", "k1");
 		send("putState", 422, "PUT", "/states/walk:k", ADMIN, JSON, "{\"v\":2}", "Idempotency-Key", "k1");
+		// At once: keys are remembered while the changelog retains the write, here only a second.
+		send("deleteState", 422, "DELETE", "/states/walk:k", ADMIN, null, null, "Idempotency-Key", "k1");
 		send("putState", 406, "PUT", "/states/walk:a", ADMIN, JSON, "{}", "Accept", "text/csv");
 
 		send("patchState", 201, "PATCH", "/states/walk:p", ADMIN, MERGE_PATCH, "{\"a\":1}");
@@ -164,7 +166,6 @@ class ContractConformanceTests {
 		send("deleteState", 400, "DELETE", "/states/walk:a", ADMIN, null, null, "Idempotency-Key", "no spaces");
 		send("deleteState", 401, "DELETE", "/states/walk:a", null, null, null);
 		send("deleteState", 403, "DELETE", "/states/walk:a", READER, null, null);
-		send("deleteState", 422, "DELETE", "/states/walk:k", ADMIN, null, null, "Idempotency-Key", "k1");
 		send("deleteState", 204, "DELETE", "/states/walk:a", ADMIN, null, null);
 		send("deleteState", 404, "DELETE", "/states/walk:a", ADMIN, null, null);
 
