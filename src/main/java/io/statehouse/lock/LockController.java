@@ -72,7 +72,7 @@ class LockController {
 			.body(GrantResponse.of(lease));
 	}
 
-	@PutMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
+	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "renewLock", summary = "Renew a lease",
 			description = "Extends the lease held by `Lock-Token` by `ttlSeconds` (default: the lease's own duration).")

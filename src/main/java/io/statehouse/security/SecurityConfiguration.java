@@ -99,7 +99,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 	 * An id is any text, so a path segment may carry any character percent-encoded ({@code %2F},
 	 * {@code %25}, {@code %3B}, {@code %5C}, {@code %2F%2F}): Spring MVC and these rules both decode
 	 * it per segment, to the same id. Refused still: what the servlet container would read
-	 * differently from Spring (a raw {@code ;} — PathParametersFilter —, an encoded {@code .}, a
+	 * differently from Spring (a raw {@code ;} — MalformedRequestFilter —, an encoded {@code .}, a
 	 * dot segment), and control characters.
 	 */
 	@Bean

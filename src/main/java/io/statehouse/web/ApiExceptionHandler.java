@@ -2,7 +2,6 @@ package io.statehouse.web;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.statehouse.clickhouse.ClickHouseErrors;
@@ -36,11 +35,6 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	private static final Log logger = LogFactory.getLog(ApiExceptionHandler.class);
 
 	private static final URI ABOUT_BLANK = URI.create("about:blank");
-
-	/** Kinds of the problems Spring MVC itself answers with. */
-	private static final Map<Integer, String> KINDS = Map.of(400, "invalid-request", 404, "not-found", 405,
-			"method-not-allowed", 406, "not-acceptable", 409, "conflict", 413, "document-too-large", 415,
-			"unsupported-media-type", 503, "unavailable");
 
 	@ExceptionHandler
 	ResponseEntity<Object> problem(ProblemException ex, WebRequest request) {
@@ -98,7 +92,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	protected ResponseEntity<Object> createResponseEntity(@Nullable Object body, HttpHeaders headers,
 			HttpStatusCode status, WebRequest request) {
 		if (body instanceof ProblemDetail problem && (problem.getType() == null || ABOUT_BLANK.equals(problem.getType()))) {
-			problem.setType(Problems.type(kind(status)));
+			problem.setType(Problems.type(Problems.kind(status.value())));
 		}
 		return super.createResponseEntity(body, headers, status, request);
 	}
@@ -106,10 +100,6 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	private ResponseEntity<Object> respond(Exception ex, ProblemDetail problem, HttpHeaders headers,
 			WebRequest request) {
 		return handleExceptionInternal(ex, problem, headers, HttpStatusCode.valueOf(problem.getStatus()), request);
-	}
-
-	private static String kind(HttpStatusCode status) {
-		return KINDS.getOrDefault(status.value(), "http-" + status.value());
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.statehouse.web;
 
+import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,13 @@ class OpenApiConfiguration {
 	/** The name of the bearer scheme that operations name in their security requirements. */
 	static final String BEARER = "bearer";
 
+	/** Every kind of problem the API answers with: the features' own, Spring MVC's, Tomcat's and security's. */
+	private static final List<String> PROBLEM_KINDS = List.of("invalid-request", "invalid-document",
+			"document-too-large", "unauthenticated", "forbidden", "not-found", "method-not-allowed", "not-acceptable",
+			"unsupported-media-type", "conflict", "precondition-failed", "version-gone", "lock-conflict", "lock-held",
+			"idempotency-key-reused", "storage-unavailable", "write-unavailable", "write-outcome-unknown",
+			"unavailable", "internal-error");
+
 	static {
 		// Who calls is the request's token, not a parameter.
 		SpringDocUtils.getConfig().addRequestWrapperToIgnore(Caller.class);
@@ -52,7 +60,8 @@ class OpenApiConfiguration {
 			openApi.getComponents()
 				.addSchemas("Problem", new ObjectSchema().description("RFC 9457 problem details")
 					.addProperty("type", new StringSchema().format("uri")
-						.description("Stable per kind of error, e.g. urn:statehouse:problem:precondition-failed"))
+						._enum(PROBLEM_KINDS.stream().map(Problems::type).map(URI::toString).toList())
+						.description("Stable per kind of error"))
 					.addProperty("title", new StringSchema())
 					.addProperty("status", new IntegerSchema())
 					.addProperty("detail", new StringSchema())

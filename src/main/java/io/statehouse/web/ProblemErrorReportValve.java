@@ -6,6 +6,8 @@ import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ErrorReportValve;
 
+import org.springframework.http.HttpStatus;
+
 /**
  * Tomcat's error report as a problem ({@code application/problem+json}) instead of an HTML
  * page: for what Tomcat refuses before the application sees it, such as a path with a
@@ -26,9 +28,9 @@ class ProblemErrorReportValve extends ErrorReportValve {
 						"The service failed unexpectedly; the failure is logged.");
 			}
 			else {
-				Problems.write(response, status, (status == 400) ? "Bad Request" : "Refused",
-						(status == 400) ? "invalid-request" : "http-" + status,
-						"The request was refused before it reached the service.");
+				HttpStatus known = HttpStatus.resolve(status);
+				Problems.write(response, status, (known != null) ? known.getReasonPhrase() : "Refused",
+						Problems.kind(status), "The request was refused before it reached the service.");
 			}
 			response.finishResponse();
 		}

@@ -27,6 +27,23 @@ public final class Problems {
 		return problem;
 	}
 
+	/**
+	 * The kind of a problem known only by its status (Spring MVC's, Tomcat's): every other 4xx is
+	 * a request this service cannot take, every other 5xx a failure.
+	 */
+	static String kind(int status) {
+		return switch (status) {
+			case 404 -> "not-found";
+			case 405 -> "method-not-allowed";
+			case 406 -> "not-acceptable";
+			case 409 -> "conflict";
+			case 413 -> "document-too-large";
+			case 415 -> "unsupported-media-type";
+			case 503 -> "unavailable";
+			default -> (status >= 500) ? "internal-error" : "invalid-request";
+		};
+	}
+
 	static URI type(String kind) {
 		return URI.create(ProblemException.TYPE_PREFIX + kind);
 	}

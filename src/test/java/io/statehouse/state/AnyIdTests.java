@@ -7,8 +7,6 @@ import java.util.List;
 
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -18,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * An id is any text of 1-255 characters without control characters (Meltano keeps state ids as
- * free text): every operation works on such ids, percent-encoded in the path, and ids that are
- * not ids are refused as invalid, with nothing written.
+ * free text): every operation works on such ids, percent-encoded in the path. (Text that is not
+ * an id: StateValidationTests.)
  */
 @StatehouseTest
 class AnyIdTests {
@@ -104,24 +102,6 @@ class AnyIdTests {
 				assertThat(this.client.delete("/states/" + segment(id)).status()).as(id).isEqualTo(204);
 			}
 		}
-	}
-
-	@ParameterizedTest
-	@ValueSource(strings = { "%01", "a%0Ab", "a%7Fb", "%FF", "a%C3", "%ED%A0%80", "%C0%AF", ".", "..", "%2E", "%2E%2E" })
-	void textThatIsNotAnIdIsRefusedWithNothingWritten(String encoded) {
-		StatehouseClient.Response refused = this.client.put("/states/" + encoded, "{}");
-		assertThat(refused.status()).as(encoded).isIn(400, 404);
-		assertThat(refused.header("Content-Type").orElseThrow()).isEqualTo("application/problem+json");
-		assertThat(this.client.send("POST", "/locks/" + encoded, "application/json",
-				"{\"owner\":\"x\"}".getBytes(StandardCharsets.UTF_8)).status()).as(encoded).isIn(400, 404);
-	}
-
-	@Test
-	void idsLongerThan255CharactersAreRefused() {
-		assertThat(this.client.put("/states/" + segment("x".repeat(256)), "{}").status()).isEqualTo(400);
-		assertThat(this.client.put("/states/" + segment("😀".repeat(256)), "{}").status()).isEqualTo(400);
-		StatehouseClient.Response refused = this.client.get("/states/" + segment("x".repeat(256)));
-		assertThat(refused.json().get("detail").asString()).contains("1-255 characters");
 	}
 
 	private List<String> matching(String glob) {

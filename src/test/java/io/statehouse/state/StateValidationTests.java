@@ -43,10 +43,23 @@ class StateValidationTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "a;b", "a%0Ab", "a%01b", "a%7Fb", "%C2%85", "%2E%2E", "%2E" })
+	@ValueSource(strings = { "a;b", "a%0Ab", "a%01b", "a%7Fb", "%C2%85", "%2E%2E", "%2E", "%FF", "a%C3", "%ED%A0%80",
+			"%C0%AF" })
 	void textThatIsNotAnIdIsRefused(String id) {
 		assertProblem(this.client.put("/states/" + id, "{}"), 400, "invalid-request");
 		assertProblem(this.client.get("/states/" + id), 400, "invalid-request");
+		assertProblem(this.client.send("POST", "/locks/" + id, "application/json", "{\"owner\":\"x\"}".getBytes()), 400,
+				"invalid-request");
+		assertNothingWritten();
+	}
+
+	@Test
+	void idsLongerThan255CharactersAreRefusedSayingWhatAnIdIs() {
+		assertProblem(this.client.put("/states/" + StatehouseClient.segment("x".repeat(256)), "{}"), 400,
+				"invalid-request");
+		Response emoji = this.client.put("/states/" + StatehouseClient.segment("😀".repeat(256)), "{}");
+		assertProblem(emoji, 400, "invalid-request");
+		assertThat(emoji.json().get("detail").asString()).contains("1-255 characters without control characters");
 		assertNothingWritten();
 	}
 
