@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
@@ -56,9 +57,9 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
-	ChangelogWriter changelogWriter(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
-			ChangelogProperties properties, MeterRegistry meters) {
-		return new ChangelogWriter(new ClaimRound(repository, arbiter, tail, properties.writer(), meters),
+	ChangelogWriter changelogWriter(ChangelogRepository repository, ClaimArbiter arbiter, ReadBack readBack,
+			TailWatermark tail, ChangelogProperties properties, MeterRegistry meters) {
+		return new ChangelogWriter(new ClaimRound(repository, arbiter, tail, properties.writer(), readBack, meters),
 				properties.writer(), meters);
 	}
 

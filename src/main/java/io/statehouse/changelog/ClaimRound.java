@@ -61,15 +61,15 @@ class ClaimRound {
 	private final Counter lostClaims;
 
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
-			ChangelogProperties.Writer properties, MeterRegistry meters) {
+			ChangelogProperties.Writer properties, ReadBack readBack, MeterRegistry meters) {
 		this.repository = repository;
 		this.arbiter = arbiter;
 		this.tail = tail;
 		this.maxAttempts = properties.maxAttempts();
 		this.maxInsertBytes = properties.maxBatchSize().toBytes();
 		// The outcome of a batch is sought no longer than its writes wait for their answers.
-		this.readBackPatience = (properties.timeout().compareTo(ReadBack.PATIENCE) < 0) ? properties.timeout()
-				: ReadBack.PATIENCE;
+		this.readBackPatience = (properties.timeout().compareTo(readBack.patience()) < 0) ? properties.timeout()
+				: readBack.patience();
 		this.inserts = Counter.builder("statehouse.changelog.inserts")
 			.description("INSERT statements into the changelog")
 			.register(meters);

@@ -1,5 +1,7 @@
 package io.statehouse.clickhouse;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,11 +10,15 @@ import com.clickhouse.jdbc.DriverProperties;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
+import net.ttddyy.dsproxy.listener.MethodExecutionContext;
+import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListener;
+import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListenerAdapter;
 import net.ttddyy.dsproxy.support.ProxyDataSource;
 import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
@@ -42,6 +48,11 @@ class ClickHouseConfiguration {
 		config.setPassword(backend.password());
 		config.setMaximumPoolSize(properties.poolSize());
 		config.setConnectionTimeout(properties.connectionTimeout().toMillis());
+		// The pool checks an idle connection before it lends it. The driver's isValid() waits for
+		// ClickHouse without a bound; a test query runs under the pool's network timeout.
+		config.setConnectionTestQuery("SELECT 1");
+		config.setValidationTimeout(Math.max(250,
+				Math.min(properties.statementTimeout().toMillis(), properties.connectionTimeout().toMillis())));
 		// The pool must start even while ClickHouse does not answer yet; ClickHouseSchema waits.
 		config.setInitializationFailTimeout(-1);
 		// A 2xx must mean durable: never let the server buffer an INSERT and answer before the
@@ -57,7 +68,38 @@ class ClickHouseConfiguration {
 		}
 		return ProxyDataSourceBuilder.create("clickhouse", new HikariDataSource(config))
 			.listener(new StatementMeters(meters))
+			.listener(statementTimeout(properties.statementTimeout()))
 			.build();
+	}
+
+	/**
+	 * A statement ClickHouse does not answer in time fails (503) instead of holding its request:
+	 * the driver's network timeout, set on every connection the pool lends (the pool puts back the
+	 * driver's own default, none, when it takes a connection back; the driver's socket_timeout
+	 * does not apply once a pool has touched a connection's network timeout).
+	 */
+	private static JdbcLifecycleEventListener statementTimeout(Duration timeout) {
+		int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
+		return new JdbcLifecycleEventListenerAdapter() {
+
+			@Override
+			public void afterGetConnection(MethodExecutionContext context) {
+				if (context.getResult() instanceof Connection connection) {
+					try {
+						connection.setNetworkTimeout(Runnable::run, millis);
+					}
+					catch (SQLException ex) {
+						throw new CannotGetJdbcConnectionException("Could not bound the connection's statements", ex);
+					}
+				}
+			}
+
+		};
+	}
+
+	@Bean
+	ReadBack readBack(ClickHouseProperties properties) {
+		return new ReadBack(properties.outcomePatience());
 	}
 
 	@Bean

@@ -24,6 +24,11 @@ import org.springframework.validation.annotation.Validated;
  * @param tablePrefix prefix of every table name, to share one database between deployments
  * @param poolSize maximum connections in the pool
  * @param connectionTimeout how long a request waits for a connection before it fails (503)
+ * @param statementTimeout how long ClickHouse may take to answer one statement before it fails as
+ * unavailable (503): the driver's socket timeout, so that a slow ClickHouse makes requests fail
+ * instead of piling up; long enough for the materializer's largest statements
+ * @param outcomePatience how long a change whose answer ClickHouse lost (a timeout, a dropped
+ * connection) keeps reading back its outcome before it answers 503 with the outcome unknown
  * @param startupTimeout how long start-up retries reaching ClickHouse before it gives up
  * @param coordination who decides between competing claims (a version of a state, a slot of a
  * lock): {@code commit-order} on one non-replicated node, {@code keeper} where ClickHouse has a
@@ -43,6 +48,7 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 		@DefaultValue("statehouse") @Pattern(regexp = IDENTIFIER) String database,
 		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
 		@DefaultValue("16") @Min(1) int poolSize, @DefaultValue("3s") Duration connectionTimeout,
+		@DefaultValue("30s") Duration statementTimeout, @DefaultValue("10s") Duration outcomePatience,
 		@DefaultValue("60s") Duration startupTimeout, @DefaultValue("commit-order") Coordination coordination,
 		@Nullable @Pattern(regexp = IDENTIFIER) String cluster, @DefaultValue("30s") Duration claimWindow,
 		@DefaultValue @Valid Embedded embedded) {

@@ -8,20 +8,35 @@ import org.springframework.dao.DataAccessException;
 
 /**
  * Reads back the outcome of a write whose answer was lost or whose outcome is not known yet:
- * retries while ClickHouse does not answer, with a backoff, up to a patience. An INSERT that
- * went unanswered may have been written, so its outcome is worth waiting for rather than
- * answering "unknown" at the first failure.
+ * retries while ClickHouse does not answer, with a backoff, up to a patience
+ * ({@code statehouse.clickhouse.outcome-patience}). An INSERT that went unanswered may have been
+ * written, so its outcome is worth waiting for rather than answering "unknown" at the first
+ * failure — but no longer than a caller is meant to wait for its answer.
  */
 public final class ReadBack {
-
-	/** How long the outcome of a write is sought while ClickHouse does not answer. */
-	public static final Duration PATIENCE = Duration.ofSeconds(10);
 
 	private static final long FIRST_PAUSE_MILLIS = 5;
 
 	private static final long MAX_PAUSE_MILLIS = 1000;
 
-	private ReadBack() {
+	private final Duration patience;
+
+	ReadBack(Duration patience) {
+		this.patience = patience;
+	}
+
+	/** How long an outcome is sought while ClickHouse does not answer. */
+	public Duration patience() {
+		return this.patience;
+	}
+
+	/**
+	 * @param read the read
+	 * @return what the read returned once ClickHouse answered
+	 * @throws DataAccessException the last failure, once the patience is spent
+	 */
+	public <T> T outcome(Supplier<T> read) {
+		return withPatience(read, this.patience);
 	}
 
 	/**

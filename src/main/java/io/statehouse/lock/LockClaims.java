@@ -46,9 +46,12 @@ class LockClaims {
 
 	private final LockMetrics metrics;
 
-	LockClaims(LockRepository repository, ClaimArbiter arbiter, LockMetrics metrics) {
+	private final ReadBack readBack;
+
+	LockClaims(LockRepository repository, ClaimArbiter arbiter, ReadBack readBack, LockMetrics metrics) {
 		this.repository = repository;
 		this.arbiter = arbiter;
+		this.readBack = readBack;
 		this.metrics = metrics;
 	}
 
@@ -140,7 +143,7 @@ class LockClaims {
 	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
 	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
 	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
-	 * {@link ReadBack#PATIENCE}), so that no grant is made that nobody knows the
+	 * {@code statehouse.clickhouse.outcome-patience}), so that no grant is made that nobody knows the
 	 * token of.
 	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
 	 */
@@ -152,7 +155,7 @@ class LockClaims {
 		catch (DataAccessException ex) {
 			unanswered = ex;
 		}
-		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this.repository, claim), List.of(claim), decidedAt)
+		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this.repository, claim, this.readBack), List.of(claim), decidedAt)
 			.get(claim);
 		if (!outcome.written()) {
 			if (unanswered != null) {

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.statehouse.changelog.StateStore;
 import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockClaims.Attempt;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
@@ -41,9 +42,10 @@ public class LockService {
 	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
 	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
 
-	LockService(LockRepository repository, ClaimArbiter arbiter, StateStore states, LockMetrics metrics) {
+	LockService(LockRepository repository, ClaimArbiter arbiter, ReadBack readBack, StateStore states,
+			LockMetrics metrics) {
 		this.repository = repository;
-		this.claims = new LockClaims(repository, arbiter, metrics);
+		this.claims = new LockClaims(repository, arbiter, readBack, metrics);
 		this.states = states;
 		this.metrics = metrics;
 	}

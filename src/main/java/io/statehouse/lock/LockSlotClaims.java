@@ -27,9 +27,12 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	private @Nullable Written written;
 
-	LockSlotClaims(LockRepository repository, Claim claim) {
+	private final ReadBack readBack;
+
+	LockSlotClaims(LockRepository repository, Claim claim, ReadBack readBack) {
 		this.repository = repository;
 		this.claim = claim;
+		this.readBack = readBack;
 	}
 
 	@Override
@@ -49,14 +52,14 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	@Override
 	public List<Claim> recordable(List<Claim> claims) {
-		this.written = ReadBack.withPatience(() -> this.repository.written(this.claim), ReadBack.PATIENCE);
+		this.written = this.readBack.outcome(() -> this.repository.written(this.claim));
 		return (this.written != null && !this.written.isVoid()) ? List.of(this.claim) : List.of();
 	}
 
 	@Override
 	public Map<Claim, Outcome> byCommitOrder(List<Claim> claims) {
 		return Map.of(this.claim,
-				ReadBack.withPatience(() -> this.repository.readBack(this.claim), ReadBack.PATIENCE));
+				this.readBack.outcome(() -> this.repository.readBack(this.claim)));
 	}
 
 	@Override

@@ -43,7 +43,7 @@ class ClusterSchemaTests {
 
 	private static ClickHouseSchema schema(String cluster) {
 		ClickHouseProperties properties = new ClickHouseProperties("jdbc:clickhouse://127.0.0.1:1", "default", "",
-				"statehouse", "", 1, Duration.ofSeconds(1), Duration.ofSeconds(1),
+				"statehouse", "", 1, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(1),
 				ClickHouseProperties.Coordination.KEEPER, cluster, Duration.ofSeconds(30),
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		JdbcClient unused = JdbcClient.create(new SimpleDriverDataSource());

@@ -62,7 +62,7 @@ class KeeperArbiterTests {
 		pool.setMaximumPoolSize(8);
 		pools.add(pool);
 		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", "arbiter", "", 8,
-				Duration.ofSeconds(3), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
+				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
 				List.of(KeeperArbiter.claimsTable("arbiter", "")));

@@ -43,7 +43,7 @@ class SchemaUpgradeTests {
 
 	private static ClickHouseSchema schema(JdbcClient jdbc, String database) {
 		ClickHouseProperties properties = new ClickHouseProperties(TestClickHouse.jdbcUrl(), TestClickHouse.username(),
-				TestClickHouse.password(), database, "", 1, Duration.ofSeconds(10), Duration.ofSeconds(10),
+				TestClickHouse.password(), database, "", 1, Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(10),
 				ClickHouseProperties.Coordination.COMMIT_ORDER, null, Duration.ofSeconds(30),
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		return new ClickHouseSchema(jdbc, properties, List.of(UPGRADED));
