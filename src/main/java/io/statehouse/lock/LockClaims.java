@@ -155,7 +155,8 @@ class LockClaims {
 		catch (DataAccessException ex) {
 			unanswered = ex;
 		}
-		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this.repository, claim, this.readBack), List.of(claim), decidedAt)
+		LockSlotClaims space = new LockSlotClaims(this.repository, claim, this.readBack);
+		Outcome outcome = this.arbiter.settle(space, List.of(claim), decidedAt)
 			.get(claim);
 		if (!outcome.written()) {
 			if (unanswered != null) {

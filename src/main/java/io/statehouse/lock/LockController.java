@@ -63,7 +63,8 @@ class LockController {
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<GrantResponse> acquire(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+	ResponseEntity<GrantResponse> acquire(
+			@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Valid @RequestBody AcquireRequest request, Caller caller) throws InterruptedException {
 		Lease lease = this.locks.acquire(id, request.owner(), caller.name(), Duration.ofSeconds(request.ttlOrDefault()),
 				Duration.ofSeconds(request.waitOrDefault()));
@@ -127,7 +128,8 @@ class LockController {
 	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "listLocks", summary = "List live locks",
 			description = "In id order, by prefix, of the ids the token may see.")
-	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN, message = Ids.PREFIX_DESCRIPTION) String prefix,
+	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN,
+			message = Ids.PREFIX_DESCRIPTION) String prefix,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
 		Page<Lease> page = this.locks.live(prefix, limit, cursor, caller.ids());
@@ -183,7 +185,8 @@ class LockController {
 	 * @param grantedTo the name of the API token the lease was granted to ({@code open} when the
 	 * service runs open; {@code null} for a lease granted before leases recorded it)
 	 */
-	record LockView(String id, String owner, long fencingToken, @Schema(types = { "string", "null" }) @Nullable String grantedTo,
+	record LockView(String id, String owner, long fencingToken,
+			@Schema(types = { "string", "null" }) @Nullable String grantedTo,
 			Instant acquiredAt,
 			Instant expiresAt) {
 

@@ -2,6 +2,10 @@ package io.statehouse.state;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -92,7 +96,8 @@ class StateController {
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304 "
 					+ "(`If-Modified-Since` is not used: versions change faster than its whole seconds).")
 	@ApiResponse(responseCode = "200", description = "The document",
-			content = @Content(schema = @Schema(type = "object")), headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+			content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
 					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content,
 			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")) })
@@ -136,26 +141,9 @@ class StateController {
 					+ "makes a retry answer like the first attempt instead of writing again.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "200", description = "Replaced", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
-			content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
-			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-		@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
-			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
-			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id, InputStream body,
+	@WriteResponses
+	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+			InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -176,26 +164,9 @@ ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message 
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
-	@ApiResponse(responseCode = "200", description = "Patched", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
-			content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
-			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-		@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
-			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
-			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id, InputStream body,
+	@WriteResponses
+	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+			InputStream body,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
@@ -213,7 +184,8 @@ ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, messag
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "deleteState", summary = "Delete a state",
 			description = "Writes a tombstone version; versions keep increasing.")
-	@ApiResponse(responseCode = "204", description = "Deleted", headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+	@ApiResponse(responseCode = "204", description = "Deleted",
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
 					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "404", description = "No such state", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
@@ -223,7 +195,7 @@ ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, messag
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
@@ -241,7 +213,8 @@ ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message
 			description = "Live states in id order, of the ids the token may see. `match` is a glob: `*` any run, "
 					+ "`?` one character; every other character (`%` and `_` too) matches itself.")
 	StatePage list(
-			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN, message = Ids.PREFIX_DESCRIPTION) @Nullable String prefix,
+			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN,
+					message = Ids.PREFIX_DESCRIPTION) @Nullable String prefix,
 			@RequestParam(required = false) @Nullable String match,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
@@ -294,6 +267,34 @@ ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message
 	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
 	 */
 	record StatePage(List<StateSummary> items, @Schema(types = { "string", "null" }) @Nullable String nextCursor) {
+	}
+
+	/** What PUT and PATCH answer (the same, but for what they write). */
+	@Target(ElementType.METHOD)
+	@Retention(RetentionPolicy.RUNTIME)
+	@ApiResponse(responseCode = "200", description = "Written", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+							schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+							schema = @Schema(type = "string")),
+					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
+					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
+			content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@interface WriteResponses {
+
 	}
 
 }

@@ -1,0 +1,297 @@
+package io.statehouse.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.statehouse.clickhouse.embedded.Credentials;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.apache.hc.client5.http.classic.methods.HttpDelete;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+
+/**
+ * Statehouse with a million states: a loader writes 1,000,000 ids × 10 versions (10,000,000
+ * changelog rows, each version naming its parent as the writer does) straight into the tables
+ * of one instance, and 1,000 ids × 10 versions into another's, on one engine. Measured: the
+ * load and the materializer's catch-up, start-up time on that data, GET p50 on both at the same
+ * time (half the callers each), a listing page and a glob clear of 100,000 ids (time, and the
+ * heap's peak growth), and whether the materializer keeps up with 1,000 writes/s (its tail and
+ * lag over a minute).
+ *
+ * <pre>./benchmarks/run.sh ScaleBenchmark -Dids=1000000 -Dversions=10</pre>
+ */
+public final class ScaleBenchmark {
+
+	private static final int SMALL = 1_000;
+
+	private ScaleBenchmark() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		int ids = Integer.getInteger("ids", 1_000_000);
+		int versions = Integer.getInteger("versions", 10);
+		Path directory = Files.createTempDirectory("statehouse-scale");
+		Credentials credentials = Credentials.random("default");
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
+				Connection sql = DriverManager.getConnection(engine.jdbcUrl("default"), credentials.user(),
+						credentials.password())) {
+			String[] settings = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+					"--statehouse.clickhouse.password=" + credentials.password(),
+					"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s",
+					"--statehouse.clickhouse.statement-timeout=300s" };
+			Service small = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_small"));
+			Service big = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_big"));
+			try {
+				System.out.printf("Scale: %,d ids × %d versions beside %,d ids × %d versions, one engine%n", ids, versions,
+						SMALL, versions);
+				load(sql, "scale_small", SMALL, versions);
+				long loading = System.nanoTime();
+				load(sql, "scale_big", ids, versions);
+				System.out.printf("  load of %,d changelog rows: %.1f s%n", (long) ids * versions, seconds(loading));
+				long catchUp = System.nanoTime();
+				awaitMaterialized(sql, "scale_small", SMALL);
+				awaitMaterialized(sql, "scale_big", ids);
+				System.out.printf("  materializer catch-up (%,d states): %.1f s%n", ids, seconds(catchUp));
+				System.out.printf("  on disk: %s%n", query(sql, "SELECT formatReadableSize(sum(bytes_on_disk)) FROM "
+						+ "system.parts WHERE active AND database = 'scale_big'"));
+
+				big.close();
+				long starting = System.nanoTime();
+				big = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_big"));
+				System.out.printf("  start-up on that data: %.1f s%n", seconds(starting));
+
+				pairedGets(small, big, ids);
+				listing(big);
+				globClear(big, ids);
+				keepsUp(big, ids);
+			}
+			finally {
+				small.close();
+				big.close();
+			}
+		}
+	}
+
+	/**
+	 * Versions 1..n of ids {@code scale:0000000}…: each version's claim named by a hash of its id and
+	 * version, and its parent the claim of the version before, as the writer links them.
+	 */
+	private static void load(Connection sql, String database, int ids, int versions) throws Exception {
+		try (Statement statement = sql.createStatement()) {
+			statement.execute("""
+					INSERT INTO `%s`.`changelog` (state_id, version, operation, document, deleted, fencing,
+					    idempotency_key, idempotency_fingerprint, claim_id, parent, created, writer, written_by)
+					SELECT id, v, 'put', concat('{"completed":{"bookmark":', toString(number), '}}'), false, 0, '', '',
+					    reinterpretAsUUID(sipHash128(id, v)),
+					    if(v = 1, toUUID('00000000-0000-0000-0000-000000000000'), reinterpretAsUUID(sipHash128(id, v - 1))),
+					    v = 1, 'loader', 'loader'
+					FROM (SELECT number, concat('scale:', leftPad(toString(number %% %d), 7, '0')) AS id,
+					             intDiv(number, %d) + 1 AS v
+					      FROM numbers(%d))
+					SETTINGS max_insert_threads = 2""".formatted(database, ids, ids, (long) ids * versions));
+		}
+	}
+
+	private static void awaitMaterialized(Connection sql, String database, int ids) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+		while (Long.parseLong(query(sql, "SELECT count() FROM `" + database + "`.`state` FINAL")) < ids) {
+			if (System.nanoTime() > deadline) {
+				throw new IllegalStateException("not materialized within 30 minutes");
+			}
+			Thread.sleep(1000);
+		}
+	}
+
+	/** GET p50 on the million and on the thousand, half the callers each, at the same time. */
+	private static void pairedGets(Service small, Service big, int ids) throws Exception {
+		int threads = 16;
+		for (int round = 1; round <= 3; round++) {
+			List<long[]> latencies = new ArrayList<>();
+			int[] counts = new int[threads];
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+			long measureFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+			ExecutorService callers = Executors.newFixedThreadPool(threads);
+			for (int t = 0; t < threads; t++) {
+				int caller = t;
+				long[] mine = new long[200_000];
+				latencies.add(mine);
+				callers.execute(() -> {
+					Service service = (caller % 2 == 0) ? big : small;
+					int space = (caller % 2 == 0) ? ids : SMALL;
+					for (long n = 0; System.nanoTime() < until; n++) {
+						long began = System.nanoTime();
+						get(service, "/states/" + id((int) ((caller * 7919L + n * 104_729L) % space)), 200);
+						if (began > measureFrom && counts[caller] < mine.length) {
+							mine[counts[caller]++] = System.nanoTime() - began;
+						}
+					}
+				});
+			}
+			callers.shutdown();
+			callers.awaitTermination(1, TimeUnit.MINUTES);
+			double bigP50 = p50(latencies, counts, 0);
+			double smallP50 = p50(latencies, counts, 1);
+			System.out.printf("  GET p50, round %d: %,d ids %.2f ms, %,d ids %.2f ms: %.2f×%n", round, ids, bigP50, SMALL,
+					smallP50, bigP50 / smallP50);
+		}
+	}
+
+	private static void listing(Service big) throws Exception {
+		long began = System.nanoTime();
+		String page = get(big, "/states?prefix=scale:05&limit=1000", 200);
+		System.out.printf("  a listing page of 1,000 (prefix over 100,000 ids): %.0f ms, %,d bytes%n",
+				seconds(began) * 1000, page.length());
+	}
+
+	/** Deletes the 100,000 ids scale:01xxxxx with one glob, watching the heap's peak. */
+	private static void globClear(Service big, int ids) throws Exception {
+		if (ids < 200_000) {
+			return;
+		}
+		System.gc();
+		long before = heapUsed();
+		List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans()
+			.stream()
+			.filter((pool) -> pool.getType() == MemoryType.HEAP)
+			.toList();
+		heap.forEach(MemoryPoolMXBean::resetPeakUsage);
+		long began = System.nanoTime();
+		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=scale:01*");
+		String answer = big.http.execute(delete, (response) -> EntityUtils.toString(response.getEntity()));
+		double took = seconds(began);
+		long peak = heap.stream().mapToLong((pool) -> pool.getPeakUsage().getUsed()).sum();
+		System.out.printf("  glob clear of 100,000 ids: %s in %.1f s; heap before %d MB, peak %d MB (whole JVM: "
+				+ "both instances, the engine's Java side, the load)%n", answer, took, before >> 20, peak >> 20);
+	}
+
+	/** A minute of PUTs at 1,000/s on the million: the tail and the materializer's lag, every 10 s. */
+	private static void keepsUp(Service big, int ids) throws Exception {
+		ExecutorService callers = Executors.newFixedThreadPool(128);
+		AtomicLong failures = new AtomicLong();
+		AtomicLong done = new AtomicLong();
+		long start = System.nanoTime();
+		long interval = TimeUnit.MILLISECONDS.toNanos(1);
+		System.out.println("  1,000 PUT/s for 60 s: time, PUTs done, changelog tail rows, watermark lag s");
+		long nextReport = start + TimeUnit.SECONDS.toNanos(10);
+		for (long n = 0; n < 60_000; n++) {
+			long due = start + n * interval;
+			long sleep = due - System.nanoTime();
+			if (sleep > 0) {
+				TimeUnit.NANOSECONDS.sleep(sleep);
+			}
+			long k = n;
+			callers.execute(() -> {
+				try {
+					HttpPut put = new HttpPut(big.baseUrl + "/states/" + id((int) ((k * 104_729L) % ids)));
+					put.setEntity(new StringEntity("{\"n\":" + k + "}", ContentType.APPLICATION_JSON));
+					big.http.execute(put, (response) -> {
+						if (response.getCode() != 200 && response.getCode() != 201) {
+							failures.incrementAndGet();
+						}
+						EntityUtils.consume(response.getEntity());
+						return null;
+					});
+					done.incrementAndGet();
+				}
+				catch (Exception ex) {
+					failures.incrementAndGet();
+				}
+			});
+			if (System.nanoTime() > nextReport) {
+				report(big, start, done.get());
+				nextReport += TimeUnit.SECONDS.toNanos(10);
+			}
+		}
+		callers.shutdown();
+		callers.awaitTermination(2, TimeUnit.MINUTES);
+		report(big, start, done.get());
+		Thread.sleep(10_000);
+		report(big, start, done.get());
+		System.out.printf("  failures: %d%n", failures.get());
+	}
+
+	private static void report(Service big, long start, long done) throws Exception {
+		String scrape = get(big, "/actuator/prometheus", 200);
+		System.out.printf("    %5.0f s %,8d %,10.0f %8.1f%n", seconds(start), done,
+				series(scrape, "statehouse_changelog_tail_rows"),
+				series(scrape, "statehouse_changelog_watermark_lag_seconds"));
+	}
+
+	private static double series(String scrape, String name) {
+		return Arrays.stream(scrape.split("\n"))
+			.filter((line) -> line.startsWith(name + " "))
+			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+			.sum();
+	}
+
+	private static String get(Service service, String path, int status) {
+		try {
+			return service.http.execute(new HttpGet(service.baseUrl + path), (response) -> {
+				String body = EntityUtils.toString(response.getEntity());
+				if (response.getCode() != status) {
+					throw new IllegalStateException(response.getCode() + " " + body);
+				}
+				return body;
+			});
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	private static String id(int n) {
+		return "scale:" + String.format("%07d", n);
+	}
+
+	private static double p50(List<long[]> latencies, int[] counts, int parity) {
+		List<Long> all = new ArrayList<>();
+		for (int t = parity; t < latencies.size(); t += 2) {
+			for (int i = 0; i < counts[t]; i++) {
+				all.add(latencies.get(t)[i]);
+			}
+		}
+		all.sort(null);
+		return all.isEmpty() ? 0 : all.get(all.size() / 2) / 1e6;
+	}
+
+	private static String query(Connection sql, String query) throws Exception {
+		try (Statement statement = sql.createStatement(); ResultSet result = statement.executeQuery(query)) {
+			result.next();
+			return result.getString(1);
+		}
+	}
+
+	private static long heapUsed() {
+		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+	}
+
+	private static double seconds(long since) {
+		return (System.nanoTime() - since) / 1e9;
+	}
+
+	private static String[] with(String[] settings, String... more) {
+		String[] all = Arrays.copyOf(settings, settings.length + more.length);
+		System.arraycopy(more, 0, all, settings.length, more.length);
+		return all;
+	}
+
+}

@@ -1,0 +1,272 @@
+package io.statehouse.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.statehouse.clickhouse.embedded.Credentials;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+
+/**
+ * A soak: mixed traffic at a steady rate — GET, PUT, PATCH, conditional PUT, lock acquire, renew
+ * and release, listing — from two instances on one engine, with the materializer materializing
+ * and truncating all along (10 s segments, 30 s retention). Every window reports, per operation,
+ * how many, p50 and p99 (from the time each was due, so a backlog shows), and errors; and heap
+ * after GC, ClickHouse's memory, the active parts of Statehouse's tables and the changelog tail.
+ *
+ * <pre>./benchmarks/run.sh Soak -Dminutes=10 -Drate=200 -Dwindow=60</pre>
+ */
+public final class Soak {
+
+	private static final int IDS = 200;
+
+	private static final int LOCKS = 20;
+
+	private static final String[] OPERATIONS = { "get", "put", "patch", "if-match", "lock", "list" };
+
+	/** Share of each operation, in percent, in the order of {@link #OPERATIONS}. */
+	private static final int[] MIX = { 35, 20, 15, 10, 15, 5 };
+
+	private Soak() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Duration duration = Duration.ofMinutes(Integer.getInteger("minutes", 10));
+		Duration window = Duration.ofSeconds(Integer.getInteger("window", 60));
+		int rate = Integer.getInteger("rate", 200);
+		System.out.printf("Soak: %d operations/s for %d min, two instances on one engine, windows of %d s%n", rate,
+				duration.toMinutes(), window.toSeconds());
+		Report report = run(duration, window, rate, System.out::println);
+		System.out.println("errors: " + report.errors() + " " + report.errorSamples());
+	}
+
+	/** One window: per operation {count, p50 ms, p99 ms}, errors, and the service's and engine's figures. */
+	public record Window(int index, Map<String, double[]> operations, long errors, long heapAfterGcBytes,
+			long engineMemoryBytes, long parts, long tailRows) {
+
+		@Override
+		public String toString() {
+			StringBuilder line = new StringBuilder(String.format("%3d", this.index));
+			this.operations.forEach((name, stats) -> line
+				.append(String.format(" | %s %5.0f p50 %6.1f p99 %7.1f", name, stats[0], stats[1], stats[2])));
+			return line.append(String.format(" | errors %d | heap %4d MB | engine %4d MB | parts %3d | tail %6d",
+					this.errors, this.heapAfterGcBytes >> 20, this.engineMemoryBytes >> 20, this.parts, this.tailRows))
+				.toString();
+		}
+
+	}
+
+	/** The whole run. */
+	public record Report(List<Window> windows, long errors, List<String> errorSamples) {
+	}
+
+	/** Runs the soak, handing each window to {@code progress} as it ends. */
+	public static Report run(Duration duration, Duration window, int ratePerSecond,
+			java.util.function.Consumer<Window> progress) throws Exception {
+		Path directory = Files.createTempDirectory("statehouse-soak");
+		Credentials credentials = Credentials.random("default");
+		String[] settings = { "--statehouse.clickhouse.database=soak", "--statehouse.changelog.segment-duration=10s",
+				"--statehouse.changelog.retention=30s", "--statehouse.changelog.materializer.interval=2s",
+				"--statehouse.changelog.materializer.grace=5s" };
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
+				Service first = Service.start(128, with(settings, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password()));
+				Service second = Service.start(128, with(settings, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+						"--statehouse.clickhouse.password=" + credentials.password()))) {
+			Service[] services = { first, second };
+			for (int i = 0; i < IDS; i++) {
+				expect(send(first, "PUT", "/states/soak:" + i, "application/json", "{\"n\":0}"), 201);
+			}
+			Traffic traffic = new Traffic(services);
+			List<Window> windows = new ArrayList<>();
+			ExecutorService callers = Executors.newFixedThreadPool(64);
+			long start = System.nanoTime();
+			long interval = TimeUnit.SECONDS.toNanos(1) / ratePerSecond;
+			long windowCount = duration.toNanos() / window.toNanos();
+			long sequence = 0;
+			for (int w = 0; w < windowCount; w++) {
+				long windowEnd = start + (w + 1) * window.toNanos();
+				for (long due = start + sequence * interval; due < windowEnd; due = start + (++sequence) * interval) {
+					long sleep = due - System.nanoTime();
+					if (sleep > 0) {
+						TimeUnit.NANOSECONDS.sleep(sleep);
+					}
+					long n = sequence;
+					long dueAt = due;
+					callers.execute(() -> traffic.operate(n, dueAt));
+				}
+				Window finished = traffic.window(w + 1, first);
+				windows.add(finished);
+				progress.accept(finished);
+			}
+			callers.shutdown();
+			callers.awaitTermination(60, TimeUnit.SECONDS);
+			return new Report(windows, traffic.errors.get(), new ArrayList<>(traffic.errorSamples));
+		}
+	}
+
+	/** The callers' side: what each operation does, and what it measured in the current window. */
+	private static final class Traffic {
+
+		private final Service[] services;
+
+		private final Map<String, ConcurrentLinkedQueue<Long>> latencies = new ConcurrentHashMap<>();
+
+		private final AtomicLong errors = new AtomicLong();
+
+		private final AtomicLong windowErrors = new AtomicLong();
+
+		private final ConcurrentLinkedQueue<String> errorSamples = new ConcurrentLinkedQueue<>();
+
+		Traffic(Service[] services) {
+			this.services = services;
+			for (String operation : OPERATIONS) {
+				this.latencies.put(operation, new ConcurrentLinkedQueue<>());
+			}
+		}
+
+		void operate(long n, long dueAt) {
+			Service service = this.services[(int) (n % 2)];
+			ThreadLocalRandom random = ThreadLocalRandom.current();
+			String operation = pick(random.nextInt(100));
+			String id = "soak:" + random.nextInt(IDS);
+			try {
+				switch (operation) {
+					case "get" -> expect(send(service, "GET", "/states/" + id, null, null), 200);
+					case "put" -> expect(send(service, "PUT", "/states/" + id, "application/json",
+							"{\"n\":" + n + ",\"pad\":\"" + "p".repeat(200) + "\"}"), 200);
+					case "patch" -> expect(send(service, "PATCH", "/states/" + id, "application/merge-patch+json",
+							"{\"patched\":" + n + "}"), 200);
+					case "if-match" -> {
+						String[] read = send(service, "GET", "/states/" + id, null, null);
+						expect(read, 200);
+						expect(send(service, "PUT", "/states/" + id, "application/json", "{\"n\":" + n + "}",
+								"If-Match", read[2]), 200, 412);
+					}
+					case "lock" -> {
+						String lock = "/locks/soak-lock:" + random.nextInt(LOCKS);
+						String[] granted = send(service, "POST", lock, "application/json",
+								"{\"owner\":\"soak\",\"ttlSeconds\":30}");
+						expect(granted, 201, 423);
+						if (granted[0].equals("201")) {
+							Service other = this.services[(int) ((n + 1) % 2)];
+							String token = granted[3];
+							expect(send(other, "PUT", lock, "application/json", "{}", "Lock-Token", token), 200);
+							expect(send(service, "DELETE", lock, null, null, "Lock-Token", token), 204);
+						}
+					}
+					default -> expect(send(service, "GET", "/states?prefix=soak:&limit=100", null, null), 200);
+				}
+				this.latencies.get(operation).add(System.nanoTime() - dueAt);
+			}
+			catch (Exception ex) {
+				this.errors.incrementAndGet();
+				this.windowErrors.incrementAndGet();
+				if (this.errorSamples.size() < 10) {
+					this.errorSamples.add(operation + ": " + ex.getMessage());
+				}
+			}
+		}
+
+		Window window(int index, Service service) throws Exception {
+			Map<String, double[]> operations = new LinkedHashMap<>();
+			for (String operation : OPERATIONS) {
+				ConcurrentLinkedQueue<Long> measured = this.latencies.put(operation, new ConcurrentLinkedQueue<>());
+				long[] sorted = measured.stream().mapToLong(Long::longValue).sorted().toArray();
+				operations.put(operation, new double[] { sorted.length, percentile(sorted, 0.50), percentile(sorted, 0.99) });
+			}
+			System.gc();
+			long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+			Map<String, Double> scrape = scrape(service);
+			return new Window(index, operations, this.windowErrors.getAndSet(0), heap,
+					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(),
+					scrape.getOrDefault("statehouse_clickhouse_parts", 0.0).longValue(),
+					scrape.getOrDefault("statehouse_changelog_tail_rows", 0.0).longValue());
+		}
+
+		private static String pick(int percent) {
+			int sum = 0;
+			for (int i = 0; i < MIX.length; i++) {
+				sum += MIX[i];
+				if (percent < sum) {
+					return OPERATIONS[i];
+				}
+			}
+			return OPERATIONS[OPERATIONS.length - 1];
+		}
+
+	}
+
+	/** Sums of the scrape's series by name (labels summed over). */
+	private static Map<String, Double> scrape(Service service) throws Exception {
+		Map<String, Double> sums = new LinkedHashMap<>();
+		for (String line : send(service, "GET", "/actuator/prometheus", null, null)[1].split("\n")) {
+			if (!line.startsWith("#") && !line.isBlank()) {
+				String name = line.split("[{ ]", 2)[0];
+				double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+				sums.merge(name, value, Double::sum);
+			}
+		}
+		return sums;
+	}
+
+	/** A request: {status, body, ETag, Lock-Token}. */
+	private static String[] send(Service service, String method, String path, String contentType, String body,
+			String... headers) throws Exception {
+		HttpUriRequestBase request = new HttpUriRequestBase(method, java.net.URI.create(service.baseUrl + path));
+		if (body != null) {
+			request.setEntity(new StringEntity(body, org.apache.hc.core5.http.ContentType.parse(contentType)
+				.withCharset(StandardCharsets.UTF_8)));
+		}
+		for (int i = 0; i < headers.length; i += 2) {
+			request.setHeader(headers[i], headers[i + 1]);
+		}
+		return service.http.execute(request, (ClassicHttpResponse response) -> new String[] {
+				Integer.toString(response.getCode()),
+				(response.getEntity() != null) ? EntityUtils.toString(response.getEntity(), StandardCharsets.UTF_8) : "",
+				header(response, "ETag"), header(response, "Lock-Token") });
+	}
+
+	private static String header(ClassicHttpResponse response, String name) {
+		return (response.getFirstHeader(name) != null) ? response.getFirstHeader(name).getValue() : "";
+	}
+
+	private static void expect(String[] response, int... statuses) {
+		if (Arrays.stream(statuses).noneMatch((status) -> Integer.toString(status).equals(response[0]))) {
+			throw new IllegalStateException(response[0] + " " + response[1]);
+		}
+	}
+
+	private static double percentile(long[] sorted, double quantile) {
+		if (sorted.length == 0) {
+			return 0;
+		}
+		return sorted[(int) Math.min(sorted.length - 1, Math.ceil(quantile * sorted.length) - 1)] / 1e6;
+	}
+
+	private static String[] with(String[] settings, String... more) {
+		String[] all = Arrays.copyOf(settings, settings.length + more.length);
+		System.arraycopy(more, 0, all, settings.length, more.length);
+		return all;
+	}
+
+}
