@@ -3,12 +3,13 @@ package io.statehouse.benchmarks;
 import java.time.Duration;
 import java.util.List;
 
+import io.statehouse.support.TestClickHouse;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The soak, short: a minute of steady mixed traffic from two instances on one engine, with the
+ * The soak, short: a minute of steady mixed traffic from two instances on the tests' engine, with the
  * materializer truncating all along. No errors, and what must stay flat stays flat: the last
  * window's heap after GC, active parts and changelog tail are no larger than the first half's
  * largest, with slack for their sawtooth. (The ten-minute run and its figures: README, Reliability.)
@@ -17,7 +18,8 @@ class SoakTests {
 
 	@Test
 	void aMinuteOfSteadyMixedTrafficHasNoErrorsAndNothingGrows() throws Exception {
-		Soak.Report report = Soak.run(Duration.ofSeconds(60), Duration.ofSeconds(15), 50, System.out::println);
+		Soak.Report report = Soak.run(TestClickHouse.jdbcUrl(), TestClickHouse.username(), TestClickHouse.password(),
+				TestClickHouse.newDatabase(), Duration.ofSeconds(60), Duration.ofSeconds(15), 50, System.out::println);
 		assertThat(report.errors()).as("errors: %s", report.errorSamples()).isZero();
 		List<Soak.Window> windows = report.windows();
 		assertThat(windows).hasSize(4);

@@ -32,9 +32,9 @@ import org.apache.hc.core5.http.io.entity.StringEntity;
  * changelog rows, each version naming its parent as the writer does) straight into the tables
  * of one instance, and 1,000 ids × 10 versions into another's, on one engine. Measured: the
  * load and the materializer's catch-up, start-up time on that data, GET p50 on both at the same
- * time (half the callers each), a listing page and a glob clear of 100,000 ids (time, and the
- * heap's peak growth), and whether the materializer keeps up with 1,000 writes/s (its tail and
- * lag over a minute).
+ * time (half the callers each), listing pages and glob clears over 10,000 and 100,000 ids (time,
+ * and the old generation's growth), 1,000 PUT/s offered through HTTP, and whether the
+ * materializer keeps up with 1,000 changelog rows/s (its tail and lag over a minute).
  *
  * <pre>./benchmarks/run.sh ScaleBenchmark -Dids=1000000 -Dversions=10</pre>
  */
@@ -74,15 +74,16 @@ public final class ScaleBenchmark {
 				System.out.printf("  on disk: %s%n", query(sql, "SELECT formatReadableSize(sum(bytes_on_disk)) FROM "
 						+ "system.parts WHERE active AND database = 'scale_big'"));
 
-				big.close();
-				long starting = System.nanoTime();
-				big = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_big"));
-				System.out.printf("  start-up on that data: %.1f s%n", seconds(starting));
-
+				coldStarts(directory, settings);
 				pairedGets(small, big, ids);
-				listing(big);
-				globClear(big, ids);
+				if (ids >= 200_000) {
+					listing(big, "scale:000", 10_000);
+					listing(big, "scale:05", 100_000);
+					globClear(big, "scale:001*", 10_000);
+					globClear(big, "scale:01*", 100_000);
+				}
 				keepsUp(big, ids);
+				materializerKeepsUp(sql, big, ids);
 			}
 			finally {
 				small.close();
@@ -155,32 +156,60 @@ public final class ScaleBenchmark {
 		}
 	}
 
-	private static void listing(Service big) throws Exception {
-		long began = System.nanoTime();
-		String page = get(big, "/states?prefix=scale:05&limit=1000", 200);
-		System.out.printf("  a listing page of 1,000 (prefix over 100,000 ids): %.0f ms, %,d bytes%n",
-				seconds(began) * 1000, page.length());
+	/**
+	 * Start-up of a new process (JVM start included) on the million, beside one on an empty
+	 * database of the same engine: what the data costs at start-up.
+	 */
+	private static void coldStarts(Path directory, String[] settings) throws Exception {
+		for (String database : List.of("scale_empty", "scale_big")) {
+			Path working = Files.createDirectories(directory.resolve("start-" + database));
+			long began = System.nanoTime();
+			try (io.statehouse.support.ServiceProcess process = io.statehouse.support.ServiceProcess.start(working,
+					with(settings, "--statehouse.clickhouse.database=" + database))) {
+				System.out.printf("  start-up of a new process on %s: %.1f s%n", database, seconds(began));
+			}
+		}
 	}
 
-	/** Deletes the 100,000 ids scale:01xxxxx with one glob, watching the heap's peak. */
-	private static void globClear(Service big, int ids) throws Exception {
-		if (ids < 200_000) {
-			return;
-		}
-		System.gc();
-		long before = heapUsed();
-		List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans()
-			.stream()
-			.filter((pool) -> pool.getType() == MemoryType.HEAP)
-			.toList();
-		heap.forEach(MemoryPoolMXBean::resetPeakUsage);
+	/** A first listing page over a prefix matching {@code matches} ids: time, and the old generation's growth. */
+	private static void listing(Service big, String prefix, int matches) throws Exception {
+		OldGeneration old = OldGeneration.measure();
 		long began = System.nanoTime();
-		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=scale:01*");
+		String page = get(big, "/states?prefix=" + prefix + "&limit=1000", 200);
+		System.out.printf("  a listing page of 1,000 over %,d matching ids: %.0f ms, %,d bytes; old generation +%d MB%n",
+				matches, seconds(began) * 1000, page.length(), old.growthMegabytes());
+	}
+
+	/** Deletes the ids a glob matches: time, and the old generation's growth. */
+	private static void globClear(Service big, String glob, int matches) throws Exception {
+		OldGeneration old = OldGeneration.measure();
+		long began = System.nanoTime();
+		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=" + glob);
 		String answer = big.http.execute(delete, (response) -> EntityUtils.toString(response.getEntity()));
-		double took = seconds(began);
-		long peak = heap.stream().mapToLong((pool) -> pool.getPeakUsage().getUsed()).sum();
-		System.out.printf("  glob clear of 100,000 ids: %s in %.1f s; heap before %d MB, peak %d MB (whole JVM: "
-				+ "both instances, the engine's Java side, the load)%n", answer, took, before >> 20, peak >> 20);
+		System.out.printf("  glob clear of %,d ids: %s in %.1f s; old generation +%d MB%n", matches, answer,
+				seconds(began), old.growthMegabytes());
+	}
+
+	/**
+	 * What survives young collections while something runs: the old generation's peak above its
+	 * use after a full GC before. Young-generation peaks say only how big the young generation is.
+	 */
+	private record OldGeneration(List<MemoryPoolMXBean> pools, long before) {
+
+		static OldGeneration measure() {
+			System.gc();
+			List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans()
+				.stream()
+				.filter((pool) -> pool.getType() == MemoryType.HEAP && pool.getName().contains("Old"))
+				.toList();
+			pools.forEach(MemoryPoolMXBean::resetPeakUsage);
+			return new OldGeneration(pools, pools.stream().mapToLong((pool) -> pool.getUsage().getUsed()).sum());
+		}
+
+		long growthMegabytes() {
+			return (this.pools.stream().mapToLong((pool) -> pool.getPeakUsage().getUsed()).sum() - this.before) >> 20;
+		}
+
 	}
 
 	/** A minute of PUTs at 1,000/s on the million: the tail and the materializer's lag, every 10 s. */
@@ -227,6 +256,39 @@ public final class ScaleBenchmark {
 		Thread.sleep(10_000);
 		report(big, start, done.get());
 		System.out.printf("  failures: %d%n", failures.get());
+	}
+
+	/**
+	 * The materializer alone at 1,000 writes/s: a version of a random id every millisecond,
+	 * inserted into the changelog in batches of 100 every 100 ms (as group commit does, as if many
+	 * writers wrote), for 60 s; the tail and the lag every 10 s.
+	 */
+	private static void materializerKeepsUp(Connection sql, Service big, int ids) throws Exception {
+		System.out.println("  1,000 changelog rows/s inserted for 60 s: time, rows, changelog tail rows, watermark lag s");
+		long start = System.nanoTime();
+		long rows = 0;
+		for (int tick = 1; tick <= 600; tick++) {
+			long due = start + tick * TimeUnit.MILLISECONDS.toNanos(100);
+			long sleep = due - System.nanoTime();
+			if (sleep > 0) {
+				TimeUnit.NANOSECONDS.sleep(sleep);
+			}
+			try (Statement statement = sql.createStatement()) {
+				statement.execute("""
+						INSERT INTO `scale_big`.`changelog` (state_id, version, operation, document, deleted, fencing,
+						    idempotency_key, idempotency_fingerprint, claim_id, parent, created, writer, written_by)
+						SELECT id, 1000000 + %d, 'put', '{"rate":1}', false, 0, '', '', generateUUIDv4(),
+						    toUUID('00000000-0000-0000-0000-000000000000'), false, 'rate', 'rate'
+						FROM (SELECT concat('scale:', leftPad(toString((number * 7919 + %d) %% %d), 7, '0')) AS id
+						      FROM numbers(100))""".formatted(tick, tick * 100L, ids));
+			}
+			rows += 100;
+			if (tick % 100 == 0) {
+				report(big, start, rows);
+			}
+		}
+		Thread.sleep(10_000);
+		report(big, start, rows);
 	}
 
 	private static void report(Service big, long start, long done) throws Exception {
@@ -278,10 +340,6 @@ public final class ScaleBenchmark {
 			result.next();
 			return result.getString(1);
 		}
-	}
-
-	private static long heapUsed() {
-		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
 	}
 
 	private static double seconds(long since) {

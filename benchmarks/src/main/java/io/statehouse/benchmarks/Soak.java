@@ -3,7 +3,6 @@ package io.statehouse.benchmarks;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,8 +53,14 @@ public final class Soak {
 		int rate = Integer.getInteger("rate", 200);
 		System.out.printf("Soak: %d operations/s for %d min, two instances on one engine, windows of %d s%n", rate,
 				duration.toMinutes(), window.toSeconds());
-		Report report = run(duration, window, rate, System.out::println);
-		System.out.println("errors: " + report.errors() + " " + report.errorSamples());
+		Credentials credentials = Credentials.random("default");
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				Files.createTempDirectory("statehouse-soak").resolve("clickhouse"), null, 0,
+				EmbeddedClickHouse.defaultSessions(), credentials)) {
+			Report report = run(engine.jdbcUrl("default"), credentials.user(), credentials.password(), "soak", duration,
+					window, rate, System.out::println);
+			System.out.println("errors: " + report.errors() + " " + report.errorSamples());
+		}
 	}
 
 	/** One window: per operation {count, p50 ms, p99 ms}, errors, and the service's and engine's figures. */
@@ -78,20 +83,17 @@ public final class Soak {
 	public record Report(List<Window> windows, long errors, List<String> errorSamples) {
 	}
 
-	/** Runs the soak, handing each window to {@code progress} as it ends. */
-	public static Report run(Duration duration, Duration window, int ratePerSecond,
-			java.util.function.Consumer<Window> progress) throws Exception {
-		Path directory = Files.createTempDirectory("statehouse-soak");
-		Credentials credentials = Credentials.random("default");
-		String[] settings = { "--statehouse.clickhouse.database=soak", "--statehouse.changelog.segment-duration=10s",
-				"--statehouse.changelog.retention=30s", "--statehouse.changelog.materializer.interval=2s",
-				"--statehouse.changelog.materializer.grace=5s" };
-		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
-				Service first = Service.start(128, with(settings, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password()));
-				Service second = Service.start(128, with(settings, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password()))) {
+	/**
+	 * Runs the soak on an engine (a JDBC URL without database), in a database of its own, handing
+	 * each window to {@code progress} as it ends.
+	 */
+	public static Report run(String jdbcUrl, String username, String password, String database, Duration duration,
+			Duration window, int ratePerSecond, java.util.function.Consumer<Window> progress) throws Exception {
+		String[] settings = { "--statehouse.clickhouse.url=" + jdbcUrl, "--statehouse.clickhouse.username=" + username,
+				"--statehouse.clickhouse.password=" + password, "--statehouse.clickhouse.database=" + database,
+				"--statehouse.changelog.segment-duration=10s", "--statehouse.changelog.retention=30s",
+				"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s" };
+		try (Service first = Service.start(128, settings); Service second = Service.start(128, settings)) {
 			Service[] services = { first, second };
 			for (int i = 0; i < IDS; i++) {
 				expect(send(first, "PUT", "/states/soak:" + i, "application/json", "{\"n\":0}"), 201);
@@ -261,12 +263,6 @@ public final class Soak {
 			return 0;
 		}
 		return sorted[(int) Math.min(sorted.length - 1, Math.ceil(quantile * sorted.length) - 1)] / 1e6;
-	}
-
-	private static String[] with(String[] settings, String... more) {
-		String[] all = Arrays.copyOf(settings, settings.length + more.length);
-		System.arraycopy(more, 0, all, settings.length, more.length);
-		return all;
 	}
 
 }
