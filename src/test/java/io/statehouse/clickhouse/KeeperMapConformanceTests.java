@@ -169,7 +169,7 @@ class KeeperMapConformanceTests {
 	 */
 	private static void insert(EngineProcess engine, String key, String value) throws SQLException {
 		try (Connection connection = connect(engine); PreparedStatement insert = connection.prepareStatement(
-				"INSERT INTO claims SETTINGS keeper_map_strict_mode = 1, max_execution_time = 5 VALUES (?, ?)")) {
+				"INSERT INTO claims SETTINGS keeper_map_strict_mode = 1, max_execution_time = 3 VALUES (?, ?)")) {
 			insert.setString(1, key);
 			insert.setString(2, value);
 			insert.executeUpdate();
@@ -180,7 +180,7 @@ class KeeperMapConformanceTests {
 	private static boolean heldAmong(EngineProcess engine, String key) throws SQLException {
 		try (Connection connection = connect(engine); PreparedStatement select = connection.prepareStatement(
 				"SELECT count() FROM (SELECT ? AS k) WHERE k IN (SELECT key FROM claims WHERE key IN (SELECT ?)) "
-						+ "SETTINGS max_execution_time = 5")) {
+						+ "SETTINGS max_execution_time = 3")) {
 			select.setString(1, key);
 			select.setString(2, key);
 			try (ResultSet row = select.executeQuery()) {
@@ -191,7 +191,7 @@ class KeeperMapConformanceTests {
 
 	private static String value(EngineProcess engine, String key) throws SQLException {
 		try (Connection connection = connect(engine); PreparedStatement select = connection
-			.prepareStatement("SELECT value FROM claims WHERE key = ? SETTINGS max_execution_time = 5")) {
+			.prepareStatement("SELECT value FROM claims WHERE key = ? SETTINGS max_execution_time = 3")) {
 			select.setString(1, key);
 			try (ResultSet row = select.executeQuery()) {
 				return row.next() ? row.getString(1) : null;
