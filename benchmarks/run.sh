@@ -8,5 +8,5 @@ name=${1:?usage: benchmarks/run.sh <BenchmarkName> [-Dname=value ...]}
 shift
 ./mvnw -q test-compile
 ./mvnw -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/benchmark-classpath.txt >/dev/null
-exec java "$@" -cp "target/test-classes:target/classes:$(cat target/benchmark-classpath.txt)" \
+exec java "$@" -cp "$PWD/target/test-classes:$PWD/target/classes:$(cat target/benchmark-classpath.txt)" \
   "io.statehouse.benchmarks.$name"
