@@ -65,15 +65,17 @@ public final class Soak {
 
 	/** One window: per operation {count, p50 ms, p99 ms}, errors, and the service's and engine's figures. */
 	public record Window(int index, Map<String, double[]> operations, long errors, long heapAfterGcBytes,
-			long engineMemoryBytes, long parts, long tailRows) {
+			long engineMemoryBytes, long engineCacheBytes, long parts, long tailRows) {
 
 		@Override
 		public String toString() {
 			StringBuilder line = new StringBuilder(String.format("%3d", this.index));
 			this.operations.forEach((name, stats) -> line
 				.append(String.format(" | %s %5.0f p50 %6.1f p99 %7.1f", name, stats[0], stats[1], stats[2])));
-			return line.append(String.format(" | errors %d | heap %4d MB | engine %4d MB | parts %3d | tail %6d",
-					this.errors, this.heapAfterGcBytes >> 20, this.engineMemoryBytes >> 20, this.parts, this.tailRows))
+			return line.append(String.format(
+					" | errors %d | heap %4d MB | engine %4d MB (caches %4d MB) | parts %3d | tail %6d",
+					this.errors, this.heapAfterGcBytes >> 20, this.engineMemoryBytes >> 20, this.engineCacheBytes >> 20,
+					this.parts, this.tailRows))
 				.toString();
 		}
 
@@ -200,9 +202,17 @@ public final class Soak {
 			long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
 			Map<String, Double> scrape = scrape(service);
 			return new Window(index, operations, this.windowErrors.getAndSet(0), heap,
-					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(),
+					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(), engineCaches(service),
 					scrape.getOrDefault("statehouse_clickhouse_parts", 0.0).longValue(),
 					scrape.getOrDefault("statehouse_changelog_tail_rows", 0.0).longValue());
+		}
+
+		/** What ClickHouse's caches hold (marks, primary indexes, uncompressed blocks, queries...). */
+		private static long engineCaches(Service service) {
+			Long bytes = new org.springframework.jdbc.core.JdbcTemplate(service.bean(javax.sql.DataSource.class))
+				.queryForObject("SELECT toUInt64(sum(value)) FROM system.metrics "
+						+ "WHERE metric LIKE '%Cache%Bytes%'", Long.class);
+			return (bytes != null) ? bytes : 0;
 		}
 
 		private static String pick(int percent) {
