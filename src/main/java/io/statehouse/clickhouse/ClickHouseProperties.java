@@ -25,7 +25,7 @@ import org.springframework.validation.annotation.Validated;
  * @param poolSize maximum connections in the pool
  * @param connectionTimeout how long a request waits for a connection before it fails (503)
  * @param statementTimeout how long ClickHouse may take to answer one statement before it fails as
- * unavailable (503): the driver's socket timeout, so that a slow ClickHouse makes requests fail
+ * unavailable (503): the driver's network timeout, so that a slow ClickHouse makes requests fail
  * instead of piling up; long enough for the materializer's largest statements
  * @param outcomePatience how long a change whose answer ClickHouse lost (a timeout, a dropped
  * connection) keeps reading back its outcome before it answers 503 with the outcome unknown

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import net.ttddyy.dsproxy.ExecutionInfo;
@@ -21,10 +22,13 @@ class StatementMeters implements QueryExecutionListener {
 	private static final Set<String> KINDS = Set.of("select", "insert", "alter", "create", "drop", "delete", "system",
 			"optimize", "truncate", "exists", "show");
 
-	private final MeterRegistry meters;
+	private final Meter.MeterProvider<Timer> statements;
 
 	StatementMeters(MeterRegistry meters) {
-		this.meters = meters;
+		this.statements = Timer.builder("statehouse.clickhouse.statements")
+			.description("Statements sent to ClickHouse, by kind (first keyword), outcome and, for a failure, "
+					+ "ClickHouse's error code (0: no answer from ClickHouse)")
+			.withRegistry(meters);
 	}
 
 	@Override
@@ -34,13 +38,10 @@ class StatementMeters implements QueryExecutionListener {
 	@Override
 	public void afterQuery(ExecutionInfo execution, List<QueryInfo> queries) {
 		Throwable failure = execution.getThrowable();
-		Timer.builder("statehouse.clickhouse.statements")
-			.description("Statements sent to ClickHouse, by kind (first keyword), outcome and, for a failure, "
-					+ "ClickHouse's error code (0: no answer from ClickHouse)")
-			.tag("kind", queries.isEmpty() ? "other" : kind(queries.get(0).getQuery()))
-			.tag("outcome", (failure != null) ? "error" : "success")
-			.tag("code", (failure != null) ? String.valueOf(ClickHouseErrors.code(failure)) : "none")
-			.register(this.meters)
+		this.statements
+			.withTags("kind", queries.isEmpty() ? "other" : kind(queries.get(0).getQuery()), "outcome",
+					(failure != null) ? "error" : "success", "code",
+					(failure != null) ? String.valueOf(ClickHouseErrors.code(failure)) : "none")
 			.record(Duration.ofMillis(execution.getElapsedTime()));
 	}
 

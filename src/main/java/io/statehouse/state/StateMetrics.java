@@ -5,6 +5,7 @@ import java.util.Locale;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StoredState;
@@ -28,12 +29,15 @@ class StateMetrics {
 
 	}
 
-	private final MeterRegistry meters;
+	private final Meter.MeterProvider<Counter> writes;
 
 	private final DistributionSummary documentSizes;
 
 	StateMetrics(MeterRegistry meters) {
-		this.meters = meters;
+		this.writes = Counter.builder("statehouse.state.writes")
+			.description("State writes by operation (put, patch, delete, clear: a glob delete) and outcome: "
+					+ "written, replayed (an idempotent retry), or the problem that refused it")
+			.withRegistry(meters);
 		this.documentSizes = DistributionSummary.builder("statehouse.state.document.size")
 			.description("Size of the documents PUT and PATCH wrote (a PATCH's: the merged document), UTF-8")
 			.baseUnit("bytes")
@@ -77,13 +81,7 @@ class StateMetrics {
 	}
 
 	private void count(Write operation, String outcome) {
-		Counter.builder("statehouse.state.writes")
-			.description("State writes by operation (put, patch, delete, clear: a glob delete) and outcome: "
-					+ "written, replayed (an idempotent retry), or the problem that refused it")
-			.tag("operation", operation.tag)
-			.tag("outcome", outcome)
-			.register(this.meters)
-			.increment();
+		this.writes.withTags("operation", operation.tag, "outcome", outcome).increment();
 	}
 
 }
