@@ -102,7 +102,8 @@ final class Load {
 		return new Result(name, threads, total, seconds, percentile(all, 0.50), percentile(all, 0.99));
 	}
 
-	private static double percentile(long[] sorted, double quantile) {
+	/** A quantile of sorted nanoseconds, in milliseconds. */
+	static double percentile(long[] sorted, double quantile) {
 		if (sorted.length == 0) {
 			return Double.NaN;
 		}

@@ -9,14 +9,15 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.LongStream;
 
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
@@ -292,17 +293,10 @@ public final class ScaleBenchmark {
 	}
 
 	private static void report(Service big, long start, long done) throws Exception {
-		String scrape = get(big, "/actuator/prometheus", 200);
+		Map<String, Double> scrape = big.scrape();
 		System.out.printf("    %5.0f s %,8d %,10.0f %8.1f%n", seconds(start), done,
-				series(scrape, "statehouse_changelog_tail_rows"),
-				series(scrape, "statehouse_changelog_watermark_lag_seconds"));
-	}
-
-	private static double series(String scrape, String name) {
-		return Arrays.stream(scrape.split("\n"))
-			.filter((line) -> line.startsWith(name + " "))
-			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-			.sum();
+				scrape.getOrDefault("statehouse_changelog_tail_rows", 0.0),
+				scrape.getOrDefault("statehouse_changelog_watermark_lag_seconds", 0.0));
 	}
 
 	private static String get(Service service, String path, int status) {
@@ -325,14 +319,11 @@ public final class ScaleBenchmark {
 	}
 
 	private static double p50(List<long[]> latencies, int[] counts, int parity) {
-		List<Long> all = new ArrayList<>();
+		LongStream all = LongStream.empty();
 		for (int t = parity; t < latencies.size(); t += 2) {
-			for (int i = 0; i < counts[t]; i++) {
-				all.add(latencies.get(t)[i]);
-			}
+			all = LongStream.concat(all, Arrays.stream(latencies.get(t), 0, counts[t]));
 		}
-		all.sort(null);
-		return all.isEmpty() ? 0 : all.get(all.size() / 2) / 1e6;
+		return Load.percentile(all.sorted().toArray(), 0.50);
 	}
 
 	private static String query(Connection sql, String query) throws Exception {

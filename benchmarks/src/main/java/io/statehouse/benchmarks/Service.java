@@ -3,12 +3,16 @@ package io.statehouse.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.statehouse.StatehouseApplication;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -45,6 +49,20 @@ final class Service implements AutoCloseable {
 		arguments.addAll(List.of(args));
 		return new Service(new SpringApplicationBuilder(StatehouseApplication.class).run(arguments.toArray(String[]::new)),
 				connections);
+	}
+
+	/** The instance's Prometheus scrape: each series' values by name, summed over their labels. */
+	Map<String, Double> scrape() throws IOException {
+		String text = this.http.execute(new HttpGet(this.baseUrl + "/actuator/prometheus"),
+				(response) -> EntityUtils.toString(response.getEntity()));
+		Map<String, Double> sums = new LinkedHashMap<>();
+		for (String line : text.split("\n")) {
+			if (!line.startsWith("#") && !line.isBlank()) {
+				sums.merge(line.split("[{ ]", 2)[0], Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)),
+						Double::sum);
+			}
+		}
+		return sums;
 	}
 
 	<T> T bean(Class<T> type) {

@@ -196,11 +196,12 @@ public final class Soak {
 			for (String operation : OPERATIONS) {
 				ConcurrentLinkedQueue<Long> measured = this.latencies.put(operation, new ConcurrentLinkedQueue<>());
 				long[] sorted = measured.stream().mapToLong(Long::longValue).sorted().toArray();
-				operations.put(operation, new double[] { sorted.length, percentile(sorted, 0.50), percentile(sorted, 0.99) });
+				operations.put(operation,
+						new double[] { sorted.length, Load.percentile(sorted, 0.50), Load.percentile(sorted, 0.99) });
 			}
 			System.gc();
 			long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-			Map<String, Double> scrape = scrape(service);
+			Map<String, Double> scrape = service.scrape();
 			return new Window(index, operations, this.windowErrors.getAndSet(0), heap,
 					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(), engineCaches(service),
 					scrape.getOrDefault("statehouse_clickhouse_parts", 0.0).longValue(),
@@ -228,19 +229,6 @@ public final class Soak {
 
 	}
 
-	/** Sums of the scrape's series by name (labels summed over). */
-	private static Map<String, Double> scrape(Service service) throws Exception {
-		Map<String, Double> sums = new LinkedHashMap<>();
-		for (String line : send(service, "GET", "/actuator/prometheus", null, null)[1].split("\n")) {
-			if (!line.startsWith("#") && !line.isBlank()) {
-				String name = line.split("[{ ]", 2)[0];
-				double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-				sums.merge(name, value, Double::sum);
-			}
-		}
-		return sums;
-	}
-
 	/** A request: {status, body, ETag, Lock-Token}. */
 	private static String[] send(Service service, String method, String path, String contentType, String body,
 			String... headers) throws Exception {
@@ -266,13 +254,6 @@ public final class Soak {
 		if (Arrays.stream(statuses).noneMatch((status) -> Integer.toString(status).equals(response[0]))) {
 			throw new IllegalStateException(response[0] + " " + response[1]);
 		}
-	}
-
-	private static double percentile(long[] sorted, double quantile) {
-		if (sorted.length == 0) {
-			return 0;
-		}
-		return sorted[(int) Math.min(sorted.length - 1, Math.ceil(quantile * sorted.length) - 1)] / 1e6;
 	}
 
 }
