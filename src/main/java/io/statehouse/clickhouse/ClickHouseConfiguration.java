@@ -114,9 +114,7 @@ class ClickHouseConfiguration {
 	ClickHouseSchema clickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties,
 			List<ClickHouseTable> tables) {
 		List<ClickHouseTable> all = new ArrayList<>(tables);
-		if (properties.coordination() == ClickHouseProperties.Coordination.KEEPER) {
-			all.add(KeeperArbiter.claimsTable(properties.database(), properties.tablePrefix()));
-		}
+		all.add(KeeperArbiter.claimsTable());
 		return new ClickHouseSchema(jdbc, properties, all);
 	}
 

@@ -42,10 +42,20 @@ public class ClickHouseSchema implements InitializingBean {
 
 	private volatile boolean replicated;
 
+	/**
+	 * @param tables every feature's tables; those in Keeper count only where claims are decided
+	 * by Keeper
+	 */
 	ClickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties, List<ClickHouseTable> tables) {
 		this.jdbc = jdbc;
 		this.properties = properties;
-		this.tables = tables;
+		boolean keeper = properties.coordination() == Coordination.KEEPER;
+		this.tables = tables.stream().filter((table) -> keeper || !table.inKeeper()).toList();
+	}
+
+	/** Whether the schema has a table: those in Keeper it has only where claims are decided by Keeper. */
+	public boolean has(ClickHouseTable table) {
+		return this.tables.stream().anyMatch((candidate) -> candidate.name().equals(table.name()));
 	}
 
 	/**
@@ -106,7 +116,7 @@ public class ClickHouseSchema implements InitializingBean {
 				this.jdbc.sql(createStatement(table)).update();
 			}
 			catch (DataAccessException ex) {
-				if (table.name().equals(KeeperArbiter.CLAIMS) && !ClickHouseErrors.isOutage(ex)) {
+				if (table.inKeeper() && !ClickHouseErrors.isOutage(ex)) {
 					throw new IllegalStateException("statehouse.clickhouse.coordination=keeper needs a ClickHouse with "
 							+ "a Keeper, and this one has none (" + ClickHouseErrors.describe(ex) + "): configure "
 							+ "<zookeeper> and <keeper_map_path_prefix> on the server (the embedded engine: "
@@ -161,7 +171,8 @@ public class ClickHouseSchema implements InitializingBean {
 	 * macros).
 	 */
 	String createStatement(ClickHouseTable table) {
-		String statement = sql(table.createStatement());
+		String statement = sql(table.createStatement().replace("{keeperPath}",
+				"/" + database() + "/" + tableName(table.name())));
 		if (!this.properties.isClustered()) {
 			return statement;
 		}

@@ -10,16 +10,29 @@ import java.util.List;
  * {@link ClickHouseSchema#sql}), its settings ending in {@code {durable}}
  * @param addedColumns definitions of the columns the table gained after its first release (they
  * are in {@code createStatement} too): added at start-up to a table created without them
+ * @param inKeeper a {@code KeeperMap} table ({@code ENGINE = KeeperMap('{keeperPath}')}): created
+ * only where claims are decided by Keeper, filed in Keeper under the database and the table's
+ * prefixed name
  */
-public record ClickHouseTable(String name, String createStatement, List<String> addedColumns) {
+public record ClickHouseTable(String name, String createStatement, List<String> addedColumns, boolean inKeeper) {
 
 	public ClickHouseTable {
 		addedColumns = List.copyOf(addedColumns);
 	}
 
-	/** A table whose columns are all in its first release's statement. */
+	/** A MergeTree table whose columns are all in its first release's statement. */
 	public ClickHouseTable(String name, String createStatement) {
 		this(name, createStatement, List.of());
+	}
+
+	/** A MergeTree table. */
+	public ClickHouseTable(String name, String createStatement, List<String> addedColumns) {
+		this(name, createStatement, addedColumns, false);
+	}
+
+	/** A table in Keeper, created only where claims are decided by Keeper. */
+	public static ClickHouseTable inKeeper(String name, String createStatement) {
+		return new ClickHouseTable(name, createStatement, List.of(), true);
 	}
 
 	/**

@@ -104,10 +104,9 @@ class KeeperArbiter implements ClaimArbiter {
 			.single();
 	}
 
-	/** The claims table, filed under the database and table prefix in the Keeper. */
-	static ClickHouseTable claimsTable(String database, String tablePrefix) {
-		return new ClickHouseTable(CLAIMS,
-				CLAIMS_TABLE.replace("{keeperPath}", "/" + database + "/" + tablePrefix + "claims"));
+	/** The claims table. */
+	static ClickHouseTable claimsTable() {
+		return ClickHouseTable.inKeeper(CLAIMS, CLAIMS_TABLE);
 	}
 
 	@Override

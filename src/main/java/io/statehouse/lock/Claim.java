@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * A change asked of a lock: a claim of the slot after {@code previous}'s. ClickHouse stamps it
  * when it is written: the expiry runs from that moment, and a grant's fencing token is
  * {@code max(fencing, ClickHouse's time in µs)} — strictly above the previous change's, and
- * still increasing after the table's TTL collected an id's old rows.
+ * still increasing after the lock's old changes were collected.
  *
  * @param id the lock id
  * @param slot the slot claimed
@@ -25,29 +25,45 @@ import org.jspecify.annotations.Nullable;
  * @param acquiredAt when the lease was granted; {@code null} for a grant (ClickHouse's now)
  * @param lapsesAt when the lease a renewal or release changes ends: written at or after it, the
  * claim is void; {@code null} for a grant
+ * @param writes whether a fenced write was admitted under the lease
+ * @param keepsExpiry whether the lease keeps its expiry ({@code lapsesAt}): the admission of a
+ * fenced write changes nothing else
  */
 record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, String grantedTo, Duration ttl,
-		long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt) {
+		long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt, boolean writes, boolean keepsExpiry) {
 
 	static Claim acquire(String id, @Nullable LockRecord previous, String owner, String grantedTo, Duration ttl) {
 		long slot = (previous != null) ? previous.slot() : 0;
 		long fencing = (previous != null) ? previous.fencing() : 0;
 		return new Claim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, grantedTo, ttl,
-				fencing + 1,
-				null, null);
+				fencing + 1, null, null, false, false);
 	}
 
 	static Claim renew(LockRecord holder, Duration ttl) {
-		return change(holder, Kind.RENEW, ttl);
+		return change(holder, Kind.RENEW, ttl, holder.writes(), false);
+	}
+
+	/** Records that a fenced write is admitted under the lease: a renewal that keeps its expiry. */
+	static Claim admitWrites(LockRecord holder) {
+		return change(holder, Kind.RENEW, holder.ttl(), true, true);
 	}
 
 	static Claim release(LockRecord holder) {
-		return change(holder, Kind.RELEASE, Duration.ZERO);
+		return change(holder, Kind.RELEASE, Duration.ZERO, holder.writes(), false);
 	}
 
-	private static Claim change(LockRecord holder, Kind kind, Duration ttl) {
+	private static Claim change(LockRecord holder, Kind kind, Duration ttl, boolean writes, boolean keepsExpiry) {
 		return new Claim(holder.id(), holder.slot() + 1, kind, UUID.randomUUID(), holder.token(), holder.owner(),
-				holder.grantedTo(), ttl, holder.fencing(), holder.acquiredAt(), holder.expiresAt());
+				holder.grantedTo(), ttl, holder.fencing(), holder.acquiredAt(), holder.expiresAt(), writes, keepsExpiry);
+	}
+
+	/**
+	 * What the lock becomes if this claim wins its slot, with the times ClickHouse stamped on it.
+	 * @param claimId the claim id its row holds (a read-back reads every row of the slot)
+	 */
+	LockRecord record(UUID claimId, long fencing, Instant acquiredAt, Instant expiresAt) {
+		return new LockRecord(this.id, this.slot, this.kind, claimId, this.token, fencing, this.owner,
+				this.grantedTo, acquiredAt, expiresAt, this.ttl, this.writes);
 	}
 
 }

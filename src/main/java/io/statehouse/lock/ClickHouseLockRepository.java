@@ -4,7 +4,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -17,9 +16,11 @@ import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
 import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -43,7 +44,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * {@link LockMaterializer}), with no TTL: the lock's slots and fencing tokens continue from it
  * after the claims' rows expired, and the arbiter can forget the keys of folded slots.
  */
-class ClickHouseLockRepository implements LockRepository, LockMaterializerRepository {
+class ClickHouseLockRepository extends LockTables {
 
 	static final String CLAIMS_TABLE = """
 			CREATE TABLE IF NOT EXISTS {lock_claims} (
@@ -55,6 +56,7 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			    owner String,
 			    {grantedTo},
 			    ttl_ms UInt32,
+			    {writes},
 			    lapses_at DateTime64(6) DEFAULT 0,
 			    fencing_floor UInt64 EPHEMERAL,
 			    written_at DateTime64(6) DEFAULT now64(6),
@@ -80,9 +82,11 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			    owner String,
 			    {grantedTo},
 			    ttl_ms UInt32,
+			    {writes},
 			    fencing UInt64,
 			    acquired_at DateTime64(6),
-			    expires_at DateTime64(6)
+			    expires_at DateTime64(6),
+			    {foldedAt}
 			)
 			ENGINE = ReplacingMergeTree(slot)
 			ORDER BY lock_id
@@ -91,19 +95,35 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	/** Whom a lease was granted to: its token's name (audit), empty in rows written before it was recorded. */
 	private static final String GRANTED_TO = "granted_to LowCardinality(String) DEFAULT ''";
 
+	/**
+	 * Whether a fenced write was admitted under the lease; true in rows written before it was
+	 * recorded, so that a grant after such a lease fences the state.
+	 */
+	private static final String WRITES = "writes Bool DEFAULT true";
+
+	/** When a slot was folded: Keeper's keys of a slot go only once its fold has settled. */
+	private static final String FOLDED_AT = "folded_at DateTime64(6) DEFAULT now64(6)";
+
 	/** A grant: ClickHouse fills in the fencing token and the times. */
 	private static final String GRANT = """
-			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, fencing_floor)
-			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes,
+			                           fencing_floor)
+			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?, false, ?)""";
 
 	/**
 	 * A renewal or release: the lease's fencing token and grant time carry over, and the claim is
 	 * void — no change at all — if ClickHouse writes it once the lease has lapsed.
 	 */
 	private static final String CHANGE = """
-			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, fencing, acquired_at,
-			                           lapses_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
+			                           acquired_at, lapses_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+
+	/** A change that keeps the lease's expiry (the admission of fenced writes), void likewise. */
+	private static final String CHANGE_KEEPING_EXPIRY = """
+			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
+			                           acquired_at, lapses_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * Every claim of a slot, with its commit order: as few columns as a claimant needs to know
@@ -127,16 +147,16 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	 * first; it is the same claim.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
-			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, granted_to, acquired_at, expires_at, ttl_ms, block,
-			       kind != 'release' AND expires_at > now64(6) AS live
+			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, granted_to, acquired_at, expires_at, ttl_ms, writes,
+			       block, kind != 'release' AND expires_at > now64(6) AS live
 			FROM (
 			    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, granted_to, acquired_at,
-			           expires_at, ttl_ms, _block_number AS block
+			           expires_at, ttl_ms, writes, _block_number AS block
 			    FROM {lock_claims}
 			    WHERE lock_id = :id AND NOT void AND {held}
 			    UNION ALL
 			    SELECT lock_id, slot, toString(kind), claim_id, token, fencing, owner, granted_to, acquired_at, expires_at,
-			           ttl_ms, 0
+			           ttl_ms, writes, 0
 			    FROM {lock_latest} FINAL
 			    WHERE lock_id = :id
 			)
@@ -156,20 +176,21 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
 			       latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
-			       latest.2.8 AS ttl_ms, latest.2.9 AS granted_to
+			       latest.2.8 AS ttl_ms, latest.2.9 AS granted_to, latest.2.10 AS writes
 			FROM (
 			    SELECT lock_id, argMax((slot, winner), (slot, folded)) AS latest
 			    FROM (
 			        SELECT lock_id, slot,
 			               argMin((toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms,
-			                       granted_to), _block_number) AS winner, 0 AS folded
+			                       granted_to, writes), _block_number) AS winner, 0 AS folded
 			        FROM {lock_claims}
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
 			          AND NOT void AND {held}
 			        GROUP BY lock_id, slot
 			        UNION ALL
 			        SELECT lock_id, slot,
-			               (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, granted_to), 1
+			               (toString(kind), claim_id, token, fencing, owner, acquired_at, expires_at, ttl_ms, granted_to,
+			                writes), 1
 			        FROM {lock_latest} FINAL
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
 			    )
@@ -188,9 +209,6 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			               WHERE startsWith(lock_id, :prefix) AND lock_id > :after GROUP BY lock_id) AS t USING lock_id
 			WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND slot > folded AND slot + 1 >= top""";
 
-	/** ClickHouse's clock in µs, less a duration. */
-	private static final String BEFORE = "SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000";
-
 	/**
 	 * Folds the latest winner of every lock changed in {@code (from, to]} into {@code lock_latest},
 	 * when it is later than the slot folded already: rerun or run by several instances, it adds
@@ -198,14 +216,14 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	 */
 	private static final String FOLD = """
 			INSERT INTO {lock_latest} (lock_id, slot, kind, claim_id, token, owner, ttl_ms, fencing, acquired_at,
-			                           expires_at, granted_to)
-			SELECT lock_id, n.w.1, n.w.2.1, n.w.2.2, n.w.2.3, n.w.2.4, n.w.2.5, n.w.2.6, n.w.2.7, n.w.2.8, n.w.2.9
+			                           expires_at, granted_to, writes)
+			SELECT lock_id, n.w.1, n.w.2.1, n.w.2.2, n.w.2.3, n.w.2.4, n.w.2.5, n.w.2.6, n.w.2.7, n.w.2.8, n.w.2.9, n.w.2.10
 			FROM (
 			    SELECT lock_id, argMax((slot, winner), slot) AS w
 			    FROM (
 			        SELECT lock_id, slot,
-			               argMin((kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, expires_at, granted_to),
-			                      _block_number) AS winner
+			               argMin((kind, claim_id, token, owner, ttl_ms, fencing, acquired_at, expires_at, granted_to,
+			                       writes), _block_number) AS winner
 			        FROM {lock_claims}
 			        LEFT ANY JOIN {folded} USING lock_id
 			        WHERE {changed} AND slot > folded AND NOT void AND {held}
@@ -244,30 +262,25 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			GROUP BY lock_id, slot
 			HAVING max(written_at) > fromUnixTimestamp64Micro(:from) AND max(written_at) <= fromUnixTimestamp64Micro(:to)""";
 
-	private final JdbcClient jdbc;
-
 	private final ClickHouseSchema schema;
+
+	private final ClaimArbiter arbiter;
+
+	private final ReadBack readBack;
 
 	private final String latestSlot;
 
-	private final String live;
-
-	private final String liveCount;
-
-	private final String fold;
-
-	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter) {
-		this.jdbc = jdbc;
-		this.schema = schema;
+	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
 		// Reads that ask the arbiter wait for it no longer than its own statements do.
+		super(jdbc, schema.sql(LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED))), arbiter.settings(),
+				schema.sql(FOLD.replace("{held}", held(arbiter, UNFOLDED_CHANGED))
+					.replace("{folded}", FOLDED)
+					.replace("{changed}", CHANGED)));
+		this.schema = schema;
+		this.arbiter = arbiter;
+		this.readBack = readBack;
 		this.latestSlot = schema
 			.sql(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED)) + "\n" + arbiter.settings());
-		String live = LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED));
-		this.live = schema.sql(live + "\n" + arbiter.settings());
-		this.liveCount = schema.sql("SELECT count() FROM (" + live + ")\n" + arbiter.settings());
-		this.fold = schema.sql(FOLD.replace("{held}", held(arbiter, UNFOLDED_CHANGED))
-			.replace("{folded}", FOLDED)
-			.replace("{changed}", CHANGED));
 	}
 
 	/** The arbiter's condition that a claim's row won its slot. */
@@ -276,18 +289,21 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 	}
 
 	static ClickHouseTable claimsTable() {
-		return new ClickHouseTable("lock_claims", CLAIMS_TABLE.replace("{grantedTo}", GRANTED_TO), List.of(GRANTED_TO));
+		return new ClickHouseTable("lock_claims",
+				CLAIMS_TABLE.replace("{grantedTo}", GRANTED_TO).replace("{writes}", WRITES), List.of(GRANTED_TO, WRITES));
 	}
 
 	static ClickHouseTable latestTable() {
-		return new ClickHouseTable("lock_latest", LATEST_TABLE.replace("{grantedTo}", GRANTED_TO), List.of(GRANTED_TO));
+		return new ClickHouseTable("lock_latest",
+				LATEST_TABLE.replace("{grantedTo}", GRANTED_TO).replace("{writes}", WRITES).replace("{foldedAt}", FOLDED_AT),
+				List.of(GRANTED_TO, WRITES, FOLDED_AT));
 	}
 
 	@Override
 	public LockSnapshot read(String id) {
 		return this.jdbc.sql(this.latestSlot)
 			.param("id", id)
-			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(record(rs), rs.getBoolean("live")), rs))
+			.query((rs, n) -> new InCommitOrder<>(new LockSnapshot(LockRows.record(rs), rs.getBoolean("live")), rs))
 			.list()
 			.stream()
 			.min(InCommitOrder.ORDER)
@@ -295,26 +311,56 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			.orElseGet(() -> new LockSnapshot(null, false));
 	}
 
+	/**
+	 * Appends the claim's row, then has the arbiter decide it. A claim whose INSERT went unanswered
+	 * may have been written all the same, and one whose read-back failed was: either way its
+	 * outcome is read back once ClickHouse answers again (for up to
+	 * {@code statehouse.clickhouse.outcome-patience}), so that no grant is made that nobody knows the
+	 * token of.
+	 */
 	@Override
-	public void append(Claim claim) {
+	public @Nullable LockRecord claim(Claim claim, long decidedAt) {
+		DataAccessException unanswered = null;
+		try {
+			append(claim);
+		}
+		catch (DataAccessException ex) {
+			unanswered = ex;
+		}
+		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this, claim, this.readBack), List.of(claim), decidedAt)
+			.get(claim);
+		if (!outcome.written()) {
+			if (unanswered != null) {
+				throw unanswered;
+			}
+			throw new IllegalStateException("A claim of " + claim.id() + " was not read back after its INSERT");
+		}
+		return outcome.won();
+	}
+
+	/** Appends a claim of its slot. */
+	void append(Claim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.schema.sql(GRANT))
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
 						claim.ttl().toMillis(), claim.fencing())
 				.update();
+			return;
 		}
-		else {
-			this.jdbc.sql(this.schema.sql(CHANGE))
-				.params(claim.id(), claim.slot(), claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(),
-						claim.token(), claim.owner(), claim.grantedTo(), claim.ttl().toMillis(), claim.fencing(),
-						micros(Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time")),
-						micros(Objects.requireNonNull(claim.lapsesAt(), "a renewal or release carries its lease's end")))
-				.update();
+		Instant acquiredAt = Objects.requireNonNull(claim.acquiredAt(), "a renewal or release carries its grant's time");
+		Instant lapsesAt = Objects.requireNonNull(claim.lapsesAt(), "a renewal or release carries its lease's end");
+		List<Object> values = new ArrayList<>(List.of(claim.id(), claim.slot(),
+				claim.kind().name().toLowerCase(Locale.ROOT), claim.claimId(), claim.token(), claim.owner(),
+				claim.grantedTo(), claim.ttl().toMillis(), claim.writes(), claim.fencing(), LockRows.micros(acquiredAt),
+				LockRows.micros(lapsesAt)));
+		if (claim.keepsExpiry()) {
+			values.add(LockRows.micros(lapsesAt));
 		}
+		this.jdbc.sql(this.schema.sql(claim.keepsExpiry() ? CHANGE_KEEPING_EXPIRY : CHANGE)).params(values).update();
 	}
 
-	@Override
-	public Outcome readBack(Claim claim) {
+	/** Reads back the claims of {@code claim}'s slot: the first committed wins it. */
+	Outcome readBack(Claim claim) {
 		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
 		boolean written = false;
 		for (ClaimedSlot claimed : this.jdbc.sql(this.schema.sql(CLAIMS_OF_SLOT))
@@ -331,8 +377,8 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
 	}
 
-	@Override
-	public @Nullable Written written(Claim claim) {
+	/** The claim's own row as ClickHouse stamped it; {@code null} if it was not written. */
+	@Nullable Written written(Claim claim) {
 		return this.jdbc.sql(this.schema.sql(CLAIM))
 			.param("id", claim.id())
 			.param("slot", claim.slot())
@@ -342,77 +388,50 @@ class ClickHouseLockRepository implements LockRepository, LockMaterializerReposi
 			.orElse(null);
 	}
 
+	/** A claim window, and an INSERT's slack: by then every claim written is decided. */
 	@Override
-	public Instant before(Duration duration) {
-		long micros = this.jdbc.sql(BEFORE).param("millis", duration.toMillis()).query(Long.class).single();
-		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+	public Duration undecided() {
+		return this.arbiter.claimWindow().plus(LockMaterializer.INSERT_SLACK);
 	}
 
+	/** The arbiter's keys of the folded slots. */
 	@Override
-	public long fold(Instant from, Instant to) {
-		return this.jdbc.sql(this.fold).param("from", micros(from)).param("to", micros(to)).update();
-	}
-
-	@Override
-	public long liveLeases() {
-		return this.jdbc.sql(this.liveCount)
-			.param("prefix", "")
-			.param("visible", List.of("%"))
-			.param("after", "")
-			.param("limit", Integer.MAX_VALUE)
-			.query(Long.class)
-			.single();
-	}
-
-	@Override
-	public List<ClaimKey> foldedSlots(Instant from, Instant to) {
-		return this.jdbc.sql(this.schema.sql(FOLDED_SLOTS.replace("{changed}", CHANGED)))
-			.param("from", micros(from))
-			.param("to", micros(to))
+	public long forget(Instant from, Instant to) {
+		List<ClaimKey> slots = this.jdbc.sql(this.schema.sql(FOLDED_SLOTS.replace("{changed}", CHANGED)))
+			.param("from", LockRows.micros(from))
+			.param("to", LockRows.micros(to))
 			.query((rs, n) -> new ClaimKey(rs.getString("lock_id"), rs.getLong("slot")))
 			.list();
-	}
-
-	/** An integer is a DateTime64(6)'s count of µs since the epoch, whatever the timezone. */
-	private static long micros(Instant instant) {
-		return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000);
-	}
-
-	@Override
-	public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
-		return this.jdbc.sql(this.live)
-			.param("prefix", prefix)
-			.param("visible", visible)
-			.param("after", (after != null) ? after : "")
-			.param("limit", limit)
-			.query((rs, n) -> record(rs))
-			.list();
-	}
-
-	private static LockRecord record(ResultSet rs) throws SQLException {
-		return new LockRecord(rs.getString("lock_id"), rs.getLong("slot"),
-				Kind.valueOf(rs.getString("kind").toUpperCase(Locale.ROOT)), uuid(rs, "claim_id"), uuid(rs, "token"),
-				rs.getLong("fencing"), rs.getString("owner"), rs.getString("granted_to"), instant(rs, "acquired_at"),
-				instant(rs, "expires_at"),
-				Duration.ofMillis(rs.getLong("ttl_ms")));
+		this.arbiter.forget(LockSlotClaims.NAME, slots);
+		return slots.size();
 	}
 
 	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
 	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
-		return new LockRecord(claim.id(), claim.slot(), claim.kind(), uuid(rs, "claim_id"), claim.token(),
-				rs.getLong("fencing"), claim.owner(), claim.grantedTo(), instant(rs, "acquired_at"),
-				instant(rs, "expires_at"), claim.ttl());
-	}
-
-	private static UUID uuid(ResultSet rs, String column) throws SQLException {
-		return UUID.fromString(rs.getString(column));
-	}
-
-	private static Instant instant(ResultSet rs, String column) throws SQLException {
-		return rs.getTimestamp(column).toInstant();
+		return claim.record(LockRows.uuid(rs, "claim_id"), rs.getLong("fencing"), LockRows.instant(rs, "acquired_at"), LockRows.instant(rs, "expires_at"));
 	}
 
 	private record ClaimedSlot(InCommitOrder<LockRecord> claim, boolean isVoid) {
+	}
+
+	/**
+	 * What a read-back found of a claim.
+	 *
+	 * @param written whether the claim is among its slot's claims
+	 * @param won what the lock became, if the claim was the first committed
+	 */
+	record Outcome(boolean written, @Nullable LockRecord won) {
+
+	}
+
+	/**
+	 * A claim's row as written.
+	 *
+	 * @param record what the lock becomes if the claim wins its slot
+	 * @param isVoid whether it was written once the lease it changes had lapsed: it changes nothing
+	 */
+	record Written(LockRecord record, boolean isVoid) {
+
 	}
 
 	/**

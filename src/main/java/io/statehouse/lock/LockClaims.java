@@ -1,21 +1,15 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ReadBack;
-import io.statehouse.lock.LockRepository.Outcome;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessException;
-
 /**
- * How a lock changes: every change — grant, renewal, release — claims the next slot of that id,
- * and the {@link ClaimArbiter} decides which claim wins it (see {@link ClickHouseLockRepository}). So a renewal
+ * How a lock changes: every change — grant, renewal, release, the admission of fenced writes —
+ * claims the next slot of that id, and the {@link LockRepository} decides which claim wins it. So a renewal
  * racing an acquisition after expiry is decided like two acquisitions: exactly one wins, and
  * the loser looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
  *
@@ -28,8 +22,6 @@ import org.springframework.dao.DataAccessException;
 class LockClaims {
 
 	private final LockRepository repository;
-
-	private final ClaimArbiter arbiter;
 
 	/**
 	 * The latest slot this instance won, per id, and when the claim that won it was decided.
@@ -46,12 +38,8 @@ class LockClaims {
 
 	private final LockMetrics metrics;
 
-	private final ReadBack readBack;
-
-	LockClaims(LockRepository repository, ClaimArbiter arbiter, ReadBack readBack, LockMetrics metrics) {
+	LockClaims(LockRepository repository, LockMetrics metrics) {
 		this.repository = repository;
-		this.arbiter = arbiter;
-		this.readBack = readBack;
 		this.metrics = metrics;
 	}
 
@@ -132,39 +120,30 @@ class LockClaims {
 	}
 
 	/**
-	 * The live lease {@code token} holds.
+	 * The live lease {@code token} holds, for a fenced write: once it is known to admit writes
+	 * (recorded as a change of the lock, the first time), so that the next grant fences the state.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
-	LockRecord holder(String id, UUID token) {
-		return holderOrConflict(id, this.repository.read(id), token);
+	LockRecord admitWrites(String id, UUID token) {
+		while (true) {
+			long decidedAt = System.nanoTime();
+			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
+			if (holder.writes()) {
+				return holder;
+			}
+			LockRecord admitted = claim(Claim.admitWrites(holder), decidedAt);
+			if (admitted != null) {
+				return admitted;
+			}
+		}
 	}
 
 	/**
-	 * Claims a slot, and remembers what this instance won; forgets the id when it lost. A claim
-	 * whose INSERT went unanswered may have been written all the same, and one whose read-back
-	 * failed was: either way its outcome is read back once ClickHouse answers again (for up to
-	 * {@code statehouse.clickhouse.outcome-patience}), so that no grant is made that nobody knows the
-	 * token of.
+	 * Claims a slot, and remembers what this instance won; forgets the id when it lost.
 	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
 	 */
 	private @Nullable LockRecord claim(Claim claim, long decidedAt) {
-		DataAccessException unanswered = null;
-		try {
-			this.repository.append(claim);
-		}
-		catch (DataAccessException ex) {
-			unanswered = ex;
-		}
-		LockSlotClaims space = new LockSlotClaims(this.repository, claim, this.readBack);
-		Outcome outcome = this.arbiter.settle(space, List.of(claim), decidedAt)
-			.get(claim);
-		if (!outcome.written()) {
-			if (unanswered != null) {
-				throw unanswered;
-			}
-			throw new IllegalStateException("A claim of " + claim.id() + " was not read back after its INSERT");
-		}
-		LockRecord won = outcome.won();
+		LockRecord won = this.repository.claim(claim, decidedAt);
 		if (won != null) {
 			// Claims of this instance may finish out of order: remember the latest slot.
 			this.claimed.asMap()

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
+import io.statehouse.clickhouse.ReadBack;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -13,7 +14,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.FixedDelayTask;
 
-/** The lock tables, their repository and the lock materializer's schedule. */
+/** The lock tables (in ClickHouse, or in Keeper), their repository and the lock materializer's schedule. */
 @Configuration(proxyBeanMethods = false)
 class LockConfiguration {
 
@@ -31,8 +32,17 @@ class LockConfiguration {
 	}
 
 	@Bean
-	ClickHouseLockRepository lockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter) {
-		return new ClickHouseLockRepository(jdbc, schema, arbiter);
+	ClickHouseTable lockSlotsTable() {
+		return KeeperLockRepository.slotsTable();
+	}
+
+	/** Locks live in Keeper where Keeper decides claims (the schema has their table then), else in ClickHouse. */
+	@Bean
+	LockTables lockTables(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
+		if (schema.has(KeeperLockRepository.slotsTable())) {
+			return new KeeperLockRepository(jdbc, schema, arbiter, readBack);
+		}
+		return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack);
 	}
 
 	@Bean

@@ -2,20 +2,18 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Folds each lock's latest decided winner into {@code lock_latest}, and has the arbiter forget
- * the keys of folded slots once every claim of them is two claim windows old. A lock changed in
+ * Folds each lock's latest decided winner into {@code lock_latest}, and forgets the Keeper keys
+ * of folded slots once every claim of them is two claim windows old. A lock changed in
  * a span of ClickHouse's clock is folded once that span lies a claim window (and an INSERT's
  * slack) in the past: by then every claim written in it is decided. Runs on every instance; the
  * fold adds nothing that is there already, and forgetting a forgotten key does nothing.
@@ -25,7 +23,7 @@ class LockMaterializer {
 	private static final Log logger = LogFactory.getLog(LockMaterializer.class);
 
 	/** How long after it started an INSERT may still commit. */
-	private static final Duration INSERT_SLACK = Duration.ofSeconds(10);
+	static final Duration INSERT_SLACK = Duration.ofSeconds(10);
 
 	/** Where the first run of an instance starts: beyond the claims' TTL, so all of them. */
 	private static final Duration FIRST_LOOK_BACK = Duration.ofDays(3);
@@ -50,7 +48,7 @@ class LockMaterializer {
 		this.arbiter = arbiter;
 		this.metrics = metrics;
 		this.slotsForgotten = Counter.builder("statehouse.locks.claims.forgotten")
-			.description("Claim keys of folded lock slots the arbiter forgot (Keeper coordination)")
+			.description("Keeper keys of folded lock slots forgotten (Keeper coordination)")
 			.register(meters);
 		this.failedRuns = Counter.builder("statehouse.locks.materializer.failures")
 			.description("Runs of the lock materializer that failed (retried next interval)")
@@ -61,7 +59,7 @@ class LockMaterializer {
 	synchronized void run() {
 		try {
 			Duration window = this.arbiter.claimWindow();
-			Instant to = this.repository.before(window.plus(INSERT_SLACK));
+			Instant to = this.repository.before(this.repository.undecided());
 			Instant from = (this.folded != null) ? this.folded : to.minus(FIRST_LOOK_BACK);
 			if (to.isAfter(from)) {
 				this.repository.fold(from, to);
@@ -85,9 +83,7 @@ class LockMaterializer {
 		}
 		Instant from = (this.forgotten != null) ? this.forgotten : to.minus(FIRST_LOOK_BACK);
 		if (to.isAfter(from)) {
-			List<ClaimKey> slots = this.repository.foldedSlots(from, to);
-			this.arbiter.forget(LockSlotClaims.NAME, slots);
-			this.slotsForgotten.increment(slots.size());
+			this.slotsForgotten.increment(this.repository.forget(from, to));
 			this.forgotten = to;
 		}
 	}

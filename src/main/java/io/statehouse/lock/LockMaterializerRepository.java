@@ -2,12 +2,15 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 
-import io.statehouse.clickhouse.ClaimKey;
-
-/** The lock tables as the lock materializer uses them: the fold of decided winners, and their keys. */
+/** The lock tables as the lock materializer uses them: the fold of decided winners, and forgetting their claims. */
 interface LockMaterializerRepository {
+
+	/**
+	 * How long after it was written a claim may still be undecided: its row not committed yet, or
+	 * its claim not recorded yet. Older ones are folded.
+	 */
+	Duration undecided();
 
 	/** ClickHouse's clock, less {@code duration}: the clock every instance folds by. */
 	Instant before(Duration duration);
@@ -21,7 +24,10 @@ interface LockMaterializerRepository {
 	/** The leases that are live by ClickHouse's clock. */
 	long liveLeases();
 
-	/** The folded slots whose last claim was written in {@code (from, to]}. */
-	List<ClaimKey> foldedSlots(Instant from, Instant to);
+	/**
+	 * Forgets the Keeper keys of folded slots whose last claim was written in {@code (from, to]}.
+	 * @return how many
+	 */
+	long forget(Instant from, Instant to);
 
 }

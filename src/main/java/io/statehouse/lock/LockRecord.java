@@ -18,9 +18,11 @@ import java.util.UUID;
  * @param acquiredAt when the lease was granted
  * @param expiresAt when the lease lapses (for a release: when it was released)
  * @param ttl how long the lease runs from a grant or a renewal (zero for a release)
+ * @param writes whether a fenced state write was admitted under the lease: only then may a write
+ * of it still be on its way when the lease ends, so only then does the next grant fence the state
  */
 record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, long fencing, String owner,
-		String grantedTo, Instant acquiredAt, Instant expiresAt, Duration ttl) {
+		String grantedTo, Instant acquiredAt, Instant expiresAt, Duration ttl, boolean writes) {
 
 	enum Kind {
 

@@ -8,8 +8,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import io.statehouse.changelog.StateStore;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockClaims.Attempt;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
@@ -42,10 +40,9 @@ public class LockService {
 	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
 	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
 
-	LockService(LockRepository repository, ClaimArbiter arbiter, ReadBack readBack, StateStore states,
-			LockMetrics metrics) {
+	LockService(LockRepository repository, StateStore states, LockMetrics metrics) {
 		this.repository = repository;
-		this.claims = new LockClaims(repository, arbiter, readBack, metrics);
+		this.claims = new LockClaims(repository, metrics);
 		this.states = states;
 		this.metrics = metrics;
 	}
@@ -130,15 +127,16 @@ public class LockService {
 	}
 
 	/**
-	 * Fences the state of the id with the new lease's token before the grant is answered, when an
-	 * earlier lease existed: a write under that lease may still be on its way (checked when its
+	 * Fences the state of the id with the new lease's token before the grant is answered, when
+	 * the earlier lease admitted fenced writes: one may still be on its way (checked when its
 	 * request arrived, committed later). Once the fence is durable such a write is refused
 	 * however late it commits, and any that committed before it is visible to the new holder's
-	 * first read — so two leases never interleave a read-modify-write. If the fence cannot be
-	 * written, the grant is withdrawn.
+	 * first read — so two leases never interleave a read-modify-write. A lease that admitted none
+	 * has no write on its way: a write is admitted only once the lease records it, and a lease
+	 * that has ended records nothing. If the fence cannot be written, the grant is withdrawn.
 	 */
 	private Lease fenced(LockRecord granted, @Nullable LockRecord previous) {
-		if (previous == null) {
+		if (previous == null || !previous.writes()) {
 			return granted.lease();
 		}
 		try {
@@ -224,11 +222,12 @@ public class LockService {
 	}
 
 	/**
-	 * The fencing token of the live lease that {@code token} holds, for a fenced write.
+	 * The fencing token of the live lease that {@code token} holds, for a fenced write; the lease
+	 * records that it admits writes first.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	public long fencingToken(String id, LockToken token) {
-		return this.claims.holder(id, token.value()).fencing();
+		return this.claims.admitWrites(id, token.value()).fencing();
 	}
 
 }

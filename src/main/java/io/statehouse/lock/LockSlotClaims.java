@@ -7,8 +7,8 @@ import java.util.UUID;
 import io.statehouse.clickhouse.ClaimKey;
 import io.statehouse.clickhouse.ClaimSpace;
 import io.statehouse.clickhouse.ReadBack;
-import io.statehouse.lock.LockRepository.Outcome;
-import io.statehouse.lock.LockRepository.Written;
+import io.statehouse.lock.ClickHouseLockRepository.Outcome;
+import io.statehouse.lock.ClickHouseLockRepository.Written;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,7 +21,7 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	static final String NAME = "lock";
 
-	private final LockRepository repository;
+	private final ClickHouseLockRepository repository;
 
 	private final Claim claim;
 
@@ -29,7 +29,7 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	private final ReadBack readBack;
 
-	LockSlotClaims(LockRepository repository, Claim claim, ReadBack readBack) {
+	LockSlotClaims(ClickHouseLockRepository repository, Claim claim, ReadBack readBack) {
 		this.repository = repository;
 		this.claim = claim;
 		this.readBack = readBack;

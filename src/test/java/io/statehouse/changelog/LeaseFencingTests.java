@@ -1,6 +1,8 @@
 package io.statehouse.changelog;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -51,43 +53,74 @@ class LeaseFencingTests {
 	@Test
 	void aWriteUnderALapsedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
 		StatehouseClient first = this.client;
-		try (ServiceProcess other = ServiceProcess.start(this.directory,
-				"--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
-				"--statehouse.clickhouse.username=" + TestClickHouse.username(),
-				"--statehouse.clickhouse.password=" + TestClickHouse.password(),
-				"--statehouse.clickhouse.database=" + this.schema.database())) {
+		try (ServiceProcess other = otherInstance()) {
 			StatehouseClient second = StatehouseClient.forPort(other.port());
 			String id = "fence:counter";
 			first.put("/states/" + id, "{\"n\":0}");
 			String holder = first.acquire(id, "holder", 1, 0).token();
-
-			CountDownLatch held = new CountDownLatch(1);
-			CountDownLatch successorHasRead = new CountDownLatch(1);
-			this.repository.beforeAppend = (claims) -> {
-				if (claims.stream().anyMatch((claim) -> claim.change().document().equals("{\"n\":1}"))) {
-					held.countDown();
-					await(successorHasRead);
-				}
-			};
-			CompletableFuture<Response> late = CompletableFuture
-				.supplyAsync(() -> first.put("/states/" + id, "{\"n\":1}", "Lock-Token", holder));
-			assertThat(held.await(10, TimeUnit.SECONDS)).as("the holder's write is on its way").isTrue();
-
-			Response granted = second.acquire(id, "successor", 30, 10);
-			assertThat(granted.status()).isEqualTo(201);
-			Response read = second.get("/states/" + id);
-			successorHasRead.countDown();
-
-			Response answer = late.get(30, TimeUnit.SECONDS);
-			assertThat(answer.status()).as("%s", answer).isEqualTo(409);
-			assertThat(answer.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-conflict");
-			assertThat(read.body()).isEqualTo("{\"n\":0}");
-			assertThat(second.get("/states/" + id).body()).as("nothing landed after the successor read")
-				.isEqualTo("{\"n\":0}");
-			Response next = second.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token());
-			assertThat(next.status()).isEqualTo(200);
-			assertThat(first.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+			successorReadsWhileTheHoldersWriteIsOnItsWay(first, second, id, holder, () -> {
+			});
 		}
+	}
+
+	@Test
+	void aWriteUnderAReleasedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
+		StatehouseClient first = this.client;
+		try (ServiceProcess other = otherInstance()) {
+			StatehouseClient second = StatehouseClient.forPort(other.port());
+			String id = "fence:released";
+			first.put("/states/" + id, "{\"n\":0}");
+			String holder = first.acquire(id, "holder", 60, 0).token();
+			// The holder gave up on its write (a client timeout) and released the lock.
+			successorReadsWhileTheHoldersWriteIsOnItsWay(first, second, id, holder, () -> assertThat(
+					first.delete("/locks/" + id, "Lock-Token", holder).status()).isEqualTo(204));
+		}
+	}
+
+	/** A second instance on the same engine and database. */
+	ServiceProcess otherInstance(String... properties) throws Exception {
+		List<String> arguments = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
+				"--statehouse.clickhouse.username=" + TestClickHouse.username(),
+				"--statehouse.clickhouse.password=" + TestClickHouse.password(),
+				"--statehouse.clickhouse.database=" + this.schema.database()));
+		arguments.addAll(List.of(properties));
+		return ServiceProcess.start(this.directory, arguments.toArray(String[]::new));
+	}
+
+	/**
+	 * Holds the holder's write back once it is admitted, ends the lease ({@code endLease}, or
+	 * lets it lapse), has the successor take the lock on the other instance and read, then lets
+	 * the write go on: it must be refused.
+	 */
+	private void successorReadsWhileTheHoldersWriteIsOnItsWay(StatehouseClient first, StatehouseClient second,
+			String id, String holder, Runnable endLease) throws Exception {
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch successorHasRead = new CountDownLatch(1);
+		this.repository.beforeAppend = (claims) -> {
+			if (claims.stream().anyMatch((claim) -> claim.change().document().equals("{\"n\":1}"))) {
+				held.countDown();
+				await(successorHasRead);
+			}
+		};
+		CompletableFuture<Response> late = CompletableFuture
+			.supplyAsync(() -> first.put("/states/" + id, "{\"n\":1}", "Lock-Token", holder));
+		assertThat(held.await(10, TimeUnit.SECONDS)).as("the holder's write is on its way").isTrue();
+		endLease.run();
+
+		Response granted = second.acquire(id, "successor", 30, 10);
+		assertThat(granted.status()).isEqualTo(201);
+		Response read = second.get("/states/" + id);
+		successorHasRead.countDown();
+
+		Response answer = late.get(30, TimeUnit.SECONDS);
+		assertThat(answer.status()).as("%s", answer).isEqualTo(409);
+		assertThat(answer.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lock-conflict");
+		assertThat(read.body()).isEqualTo("{\"n\":0}");
+		assertThat(second.get("/states/" + id).body()).as("nothing landed after the successor read")
+			.isEqualTo("{\"n\":0}");
+		Response next = second.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token());
+		assertThat(next.status()).isEqualTo(200);
+		assertThat(first.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
 	}
 
 	private static void await(CountDownLatch latch) {

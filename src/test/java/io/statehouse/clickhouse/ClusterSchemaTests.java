@@ -32,7 +32,7 @@ class ClusterSchemaTests {
 			.contains("ENGINE = ReplicatedMergeTree ORDER BY k");
 		assertThat(schema.createStatement(LATEST)).contains("ON CLUSTER `main`")
 			.contains("ENGINE = ReplicatedReplacingMergeTree(v) ORDER BY k");
-		assertThat(schema.createStatement(KeeperArbiter.claimsTable("statehouse", ""))).contains("ON CLUSTER `main`")
+		assertThat(schema.createStatement(KeeperArbiter.claimsTable())).contains("ON CLUSTER `main`")
 			.contains("ENGINE = KeeperMap('/statehouse/claims')");
 	}
 
@@ -48,7 +48,7 @@ class ClusterSchemaTests {
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		JdbcClient unused = JdbcClient.create(new SimpleDriverDataSource());
 		return new ClickHouseSchema(unused, properties,
-				List.of(LOG, LATEST, KeeperArbiter.claimsTable("statehouse", "")));
+				List.of(LOG, LATEST, KeeperArbiter.claimsTable()));
 	}
 
 }

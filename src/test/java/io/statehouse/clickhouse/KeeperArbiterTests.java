@@ -65,7 +65,7 @@ class KeeperArbiterTests {
 				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
-				List.of(KeeperArbiter.claimsTable("arbiter", "")));
+				List.of(KeeperArbiter.claimsTable()));
 		schema.afterPropertiesSet();
 		return new KeeperArbiter(new JdbcTemplate(pool), schema, CLAIM_WINDOW, Duration.ofSeconds(5));
 	}

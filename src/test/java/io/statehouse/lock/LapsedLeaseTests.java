@@ -8,7 +8,6 @@ import java.util.function.Consumer;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
-import io.statehouse.lock.LockRepository.Written;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -81,7 +80,7 @@ class LapsedLeaseTests {
 		}
 	}
 
-	/** The real lock repository, with a seam before each claim's INSERT. */
+	/** The real lock repository, with a seam before each claim is sent. */
 	static class DelayingLockRepository implements LockRepository {
 
 		private final LockRepository delegate;
@@ -98,22 +97,12 @@ class LapsedLeaseTests {
 		}
 
 		@Override
-		public void append(Claim claim) {
+		public @Nullable LockRecord claim(Claim claim, long decidedAt) {
 			Consumer<Claim> before = this.beforeAppend;
 			if (before != null) {
 				before.accept(claim);
 			}
-			this.delegate.append(claim);
-		}
-
-		@Override
-		public Outcome readBack(Claim claim) {
-			return this.delegate.readBack(claim);
-		}
-
-		@Override
-		public @Nullable Written written(Claim claim) {
-			return this.delegate.written(claim);
+			return this.delegate.claim(claim, decidedAt);
 		}
 
 		@Override
@@ -128,7 +117,7 @@ class LapsedLeaseTests {
 
 		@Bean
 		@Primary
-		DelayingLockRepository delayingLockRepository(ClickHouseLockRepository repository) {
+		DelayingLockRepository delayingLockRepository(LockTables repository) {
 			return new DelayingLockRepository(repository);
 		}
 

@@ -50,6 +50,32 @@ class LockApiTests {
 	}
 
 	@Test
+	void aGrantFencesTheStateOnlyAfterALeaseThatAdmittedAFencedWrite() {
+		String id = "lock:fence-after-writes";
+		assertThat(this.client.put("/states/" + id, "{\"n\":0}").status()).isEqualTo(201);
+		for (int n = 0; n < 3; n++) {
+			String token = this.client.acquire(id, "no-writes", 30, 0).token();
+			assertThat(this.client.delete("/locks/" + id, "Lock-Token", token).status()).isEqualTo(204);
+		}
+		assertThat(this.client.versions(id)).as("no lease admitted a write: nothing to fence").containsExactly(1L);
+
+		Response writer = this.client.acquire(id, "writes", 30, 0);
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}", "Lock-Token", writer.token()).status()).isEqualTo(200);
+		assertThat(this.client.put("/states/" + id, "{\"n\":2}", "Lock-Token", writer.token()).status()).isEqualTo(200);
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", writer.token()).status()).isEqualTo(204);
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L);
+
+		Response next = this.client.acquire(id, "after-writes", 30, 0);
+		assertThat(this.client.versions(id)).as("the grant after a lease that admitted writes fences the state")
+			.containsExactly(1L, 2L, 3L, 4L);
+		assertThat(next.json().get("fencingToken").asLong()).isGreaterThan(writer.json().get("fencingToken").asLong());
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":2}");
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", next.token()).status()).isEqualTo(204);
+		this.client.acquire(id, "after-a-fence", 30, 0);
+		assertThat(this.client.versions(id)).as("the fence admitted no write of its own").hasSize(4);
+	}
+
+	@Test
 	void aHeldLockIsLockedWithTheHolderButNeverItsToken() {
 		String token = this.client.acquire("lock:held", "run-1", 30, 0).token();
 		Response refused = this.client.acquire("lock:held", "run-2", 30, 0);

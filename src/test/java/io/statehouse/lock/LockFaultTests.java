@@ -2,15 +2,16 @@ package io.statehouse.lock;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseClientConfiguration;
-import io.statehouse.lock.LockRepository.Written;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,7 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -132,43 +134,20 @@ class LockFaultTests {
 
 		@Bean
 		@Primary
-		LockRepository engineKillingLockRepository(ClickHouseLockRepository repository) {
-			return new LockRepository() {
+		LockTables engineKillingLockTables(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter,
+				ReadBack readBack) {
+			return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack) {
 
 				@Override
-				public LockSnapshot read(String id) {
-					return repository.read(id);
-				}
-
-				@Override
-				public void append(Claim claim) {
+				void append(Claim claim) {
 					Fault next = fault.getAndSet(Fault.NONE);
 					if (next == Fault.KILL_BEFORE_INSERT) {
-						kill();
+						killEngine();
 					}
-					repository.append(claim);
+					super.append(claim);
 					if (next == Fault.KILL_AFTER_INSERT) {
-						kill();
+						killEngine();
 					}
-				}
-
-				@Override
-				public Outcome readBack(Claim claim) {
-					return repository.readBack(claim);
-				}
-
-				@Override
-				public @Nullable Written written(Claim claim) {
-					return repository.written(claim);
-				}
-
-				@Override
-				public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
-					return repository.live(prefix, visible, after, limit);
-				}
-
-				private void kill() {
-					killEngine();
 				}
 
 			};

@@ -208,6 +208,8 @@ class TokenSecurityTests {
 		assertThat(call(PROD_ADMIN, "PATCH", "/states/" + id, "{\"v\":2}").status()).isEqualTo(200);
 		Response first = call(PROD_WRITER, "POST", "/locks/" + id, "{\"owner\":\"run-1\"}");
 		assertThat(first.json().get("grantedTo").asString()).isEqualTo("prod-writer");
+		assertThat(call(PROD_WRITER, "PUT", "/states/" + id, "{\"v\":3}", "Lock-Token", first.token()).status())
+			.isEqualTo(200);
 		assertThat(call(PROD_WRITER, "DELETE", "/locks/" + id, null, "Lock-Token", first.token()).status()).isEqualTo(204);
 		Response second = call(PROD_ADMIN, "POST", "/locks/" + id, "{\"owner\":\"run-2\"}");
 		assertThat(second.json().get("grantedTo").asString()).isEqualTo("prod-admin");
@@ -221,7 +223,8 @@ class TokenSecurityTests {
 
 		assertThat(call(READER, "GET", "/states/" + id + "/versions", null).json().valueStream()
 			.map((version) -> version.get("operation").asString() + " by " + version.get("writtenBy").asString()))
-			.containsExactly("PUT by prod-writer", "PATCH by prod-admin", "FENCE by prod-admin", "DELETE by root");
+			.containsExactly("PUT by prod-writer", "PATCH by prod-admin", "PUT by prod-writer", "FENCE by prod-admin",
+					"DELETE by root");
 	}
 
 	@Test

@@ -33,8 +33,8 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * <li>PUT at 64 callers on distinct ids (ops/s);</li>
  * <li>a lone GET (p50);</li>
  * <li>Keeper's traffic per PUT and per acquire + release (the engine's ZooKeeper profile
- * events), and the claim keys Keeper holds under steady writes, sampled over several claim
- * windows.</li>
+ * events), and the keys Keeper holds under steady writes and lock changes, sampled over several
+ * claim windows.</li>
  * </ul>
  */
 public final class CoordinationBenchmark {
@@ -151,13 +151,39 @@ public final class CoordinationBenchmark {
 		}
 	}
 
-	/** Writes at a steady pace and samples how many claim keys Keeper holds. */
+	/**
+	 * Writes and changes locks at a steady pace, and samples how many keys Keeper holds: claims of
+	 * state versions, and lock changes (each a key of its own).
+	 */
 	private static void steadyKeys(Service keeper, JdbcClient jdbc, Duration steady, Duration window)
 			throws Exception {
 		String claims = keeper.bean(ClickHouseSchema.class).table("claims");
+		String lockSlots = keeper.bean(ClickHouseSchema.class).table("lock_slots");
 		AtomicBoolean stop = new AtomicBoolean();
 		AtomicLong writes = new AtomicLong();
+		AtomicLong lockChanges = new AtomicLong();
 		List<Thread> writers = new ArrayList<>();
+		// 20 locks, each taken, held 200 ms and released by one of two callers in turn.
+		for (int t = 0; t < 2; t++) {
+			int locker = t;
+			Thread thread = new Thread(() -> {
+				long n = 0;
+				while (!stop.get()) {
+					String id = "bench:steady-lock:" + locker + ":" + (n++ % 10);
+					try {
+						String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, id, 0);
+						sleep(200);
+						LockBenchmark.release(keeper.http, keeper.baseUrl, id, token);
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					lockChanges.addAndGet(2);
+				}
+			});
+			writers.add(thread);
+			thread.start();
+		}
 		for (int t = 0; t < 4; t++) {
 			int writer = t;
 			Thread thread = new Thread(() -> {
@@ -172,15 +198,20 @@ public final class CoordinationBenchmark {
 		}
 		long began = System.nanoTime();
 		long sampledWrites = 0;
-		System.out.printf("Claim keys under steady writes (4 callers, 100 ids, claim window %d s):%n",
-				window.toSeconds());
+		long sampledLockChanges = 0;
+		System.out.printf("Keeper keys under steady traffic (4 writers on 100 ids; 2 lockers on 20 locks, each held "
+				+ "200 ms; claim window %d s):%n", window.toSeconds());
 		while (System.nanoTime() - began < steady.toNanos()) {
 			Thread.sleep(10_000);
 			long now = writes.get();
+			long changes = lockChanges.get();
 			long keys = jdbc.sql("SELECT count() FROM " + claims).query(Long.class).single();
-			System.out.printf("  t=%3d s  writes/s %6.1f  keys %,7d%n", (System.nanoTime() - began) / 1_000_000_000,
-					(now - sampledWrites) / 10.0, keys);
+			long lockKeys = jdbc.sql("SELECT count() FROM " + lockSlots).query(Long.class).single();
+			System.out.printf("  t=%3d s  writes/s %6.1f  claim keys %,7d  lock changes/s %5.1f  lock keys %,6d%n",
+					(System.nanoTime() - began) / 1_000_000_000, (now - sampledWrites) / 10.0, keys,
+					(changes - sampledLockChanges) / 10.0, lockKeys);
 			sampledWrites = now;
+			sampledLockChanges = changes;
 		}
 		stop.set(true);
 		for (Thread thread : writers) {
@@ -201,6 +232,15 @@ public final class CoordinationBenchmark {
 			catch (java.io.IOException ex) {
 				throw new java.io.UncheckedIOException(ex);
 			}
+		}
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

@@ -1,0 +1,75 @@
+package io.statehouse.lock;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The lock tables, both callers' views: in ClickHouse, decided by the claim arbiter
+ * ({@link ClickHouseLockRepository}), or in Keeper itself where Keeper decides claims
+ * ({@link KeeperLockRepository}). What they share: ClickHouse's clock, the listing of live locks
+ * and the fold into {@code lock_latest}, each by its own statements.
+ */
+abstract class LockTables implements LockRepository, LockMaterializerRepository {
+
+	private static final String BEFORE = "SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000";
+
+	final JdbcClient jdbc;
+
+	private final String live;
+
+	private final String liveCount;
+
+	private final String fold;
+
+	/**
+	 * @param live a page of live locks (parameters {@code prefix}, {@code visible}, {@code after}, {@code limit})
+	 * @param settings what that statement ends with
+	 * @param fold the fold of the locks changed in {@code (:from, :to]}
+	 */
+	LockTables(JdbcClient jdbc, String live, String settings, String fold) {
+		this.jdbc = jdbc;
+		this.live = live + "\n" + settings;
+		this.liveCount = "SELECT count() FROM (" + live + ")\n" + settings;
+		this.fold = fold;
+	}
+
+	@Override
+	public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
+		return this.jdbc.sql(this.live)
+			.param("prefix", prefix)
+			.param("visible", visible)
+			.param("after", (after != null) ? after : "")
+			.param("limit", limit)
+			.query((rs, n) -> LockRows.record(rs))
+			.list();
+	}
+
+	@Override
+	public long liveLeases() {
+		return this.jdbc.sql(this.liveCount)
+			.param("prefix", "")
+			.param("visible", List.of("%"))
+			.param("after", "")
+			.param("limit", Integer.MAX_VALUE)
+			.query(Long.class)
+			.single();
+	}
+
+	@Override
+	public Instant before(Duration duration) {
+		long micros = this.jdbc.sql(BEFORE).param("millis", duration.toMillis()).query(Long.class).single();
+		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+	}
+
+	@Override
+	public long fold(Instant from, Instant to) {
+		return this.jdbc.sql(this.fold).param("from", LockRows.micros(from)).param("to", LockRows.micros(to)).update();
+	}
+
+}
