@@ -136,9 +136,12 @@ class KeeperArbiter implements ClaimArbiter {
 			sent.addAll(keys);
 			try {
 				insert(space, keys, pending);
+				boolean late = answeredLate(decidedAt);
 				for (String key : keys) {
 					C claim = pending.remove(key);
-					holders.put(space.key(claim), space.id(claim));
+					if (!late) {
+						holders.put(space.key(claim), space.id(claim));
+					}
 				}
 			}
 			catch (DataAccessException ex) {
@@ -147,8 +150,14 @@ class KeeperArbiter implements ClaimArbiter {
 				// means ours won — and the rest are inserted again.
 				failure = ex;
 				List<String> attempted = keys;
-				ReadBack.withPatience(() -> lookup(attempted), this.timeout.multipliedBy(2))
-					.forEach((key, holder) -> holders.put(space.key(pending.remove(key)), holder));
+				Map<String, UUID> held = ReadBack.withPatience(() -> lookup(attempted), this.timeout.multipliedBy(2));
+				boolean late = answeredLate(decidedAt);
+				held.forEach((key, holder) -> {
+					C claim = pending.remove(key);
+					if (!late || !holder.equals(space.id(claim))) {
+						holders.put(space.key(claim), holder);
+					}
+				});
 			}
 		}
 		if (!pending.isEmpty()) {
@@ -156,6 +165,17 @@ class KeeperArbiter implements ClaimArbiter {
 					: new IllegalStateException("Claims of " + space.name() + " were neither recorded nor refused");
 		}
 		return space.byHolders(claims, holders);
+	}
+
+	/**
+	 * Whether a key found ours was found two claim windows after the claim was decided: a claim
+	 * held back on its way (a stalled connection, a paused process) may have made again a key that
+	 * another claim won and that was forgotten meanwhile, so whether it won is not known (no holder
+	 * named: the write is answered as of unknown outcome). Found earlier, no key of its could
+	 * have been forgotten yet: the competing claim was decided after it read.
+	 */
+	private boolean answeredLate(long decidedAt) {
+		return System.nanoTime() - decidedAt >= this.claimWindow.toNanos() * 2;
 	}
 
 	@Override

@@ -32,15 +32,29 @@ import org.jspecify.annotations.Nullable;
 record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, String grantedTo, Duration ttl,
 		long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt, boolean writes, boolean keepsExpiry) {
 
+	/**
+	 * A grant. It carries on whether writes were admitted from the lease before: until its own
+	 * fence is durable, a write of that lease may still land, and if this lease lapses first, the
+	 * grant after it must fence instead.
+	 */
 	static Claim acquire(String id, @Nullable LockRecord previous, String owner, String grantedTo, Duration ttl) {
 		long slot = (previous != null) ? previous.slot() : 0;
 		long fencing = (previous != null) ? previous.fencing() : 0;
+		boolean writes = previous != null && previous.writes();
 		return new Claim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, grantedTo, ttl,
-				fencing + 1, null, null, false, false);
+				fencing + 1, null, null, writes, false);
 	}
 
 	static Claim renew(LockRecord holder, Duration ttl) {
 		return change(holder, Kind.RENEW, ttl, holder.writes(), false);
+	}
+
+	/**
+	 * A renewal once the grant's fence is durable: no write of an earlier lease can land any more,
+	 * and this lease has admitted none yet.
+	 */
+	static Claim renewFenced(LockRecord holder) {
+		return change(holder, Kind.RENEW, holder.ttl(), false, false);
 	}
 
 	/** Records that a fenced write is admitted under the lease: a renewal that keeps its expiry. */

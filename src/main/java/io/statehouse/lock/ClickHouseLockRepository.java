@@ -108,7 +108,7 @@ class ClickHouseLockRepository extends LockTables {
 	private static final String GRANT = """
 			INSERT INTO {lock_claims} (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes,
 			                           fencing_floor)
-			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?, false, ?)""";
+			VALUES (?, ?, 'acquire', ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * A renewal or release: the lease's fencing token and grant time carry over, and the claim is
@@ -343,7 +343,7 @@ class ClickHouseLockRepository extends LockTables {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.schema.sql(GRANT))
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
-						claim.ttl().toMillis(), claim.fencing())
+						claim.ttl().toMillis(), claim.writes(), claim.fencing())
 				.update();
 			return;
 		}

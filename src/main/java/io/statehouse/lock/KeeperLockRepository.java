@@ -28,7 +28,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * claim, since it is the claim. ClickHouse stamps the record as it is inserted: the expiry runs
  * from that moment, a grant's fencing token is {@code max(the previous token + 1, ClickHouse's time
  * in µs)}, and a renewal or release inserted once the lease has lapsed is void: the INSERT fails
- * ({@code throwIf}) and takes no slot.
+ * ({@code throwIf}) and takes no slot. So does a claim of a slot that was folded already.
  *
  * <p>Keeper holds only the recent changes. The lock materializer folds each lock's latest record
  * into {@code lock_latest} (shared with {@link ClickHouseLockRepository}) and deletes the keys of
@@ -54,8 +54,8 @@ class KeeperLockRepository extends LockTables {
 	/** Attempts of one claim whose INSERT went unanswered, before its outcome counts as not known. */
 	private static final int MAX_ATTEMPTS = 10;
 
-	/** ClickHouse's code for {@code throwIf}: a renewal or release written once its lease had lapsed. */
-	private static final int LAPSED = 395;
+	/** ClickHouse's code for {@code throwIf}: a change of a lapsed lease, or of a slot folded already. */
+	private static final int REFUSED = 395;
 
 	private static final String SLOTS_TABLE = """
 			CREATE TABLE IF NOT EXISTS {lock_slots} (
@@ -83,7 +83,10 @@ class KeeperLockRepository extends LockTables {
 
 	/**
 	 * A claim, stamped by ClickHouse: a grant runs from now; a renewal keeps its grant's time and
-	 * fencing token; a release ends now; the admission of writes keeps the expiry.
+	 * fencing token; a release ends now; the admission of writes keeps the expiry. Refused by the
+	 * engine when the lease has lapsed, and when the slot was folded already — its key may be
+	 * forgotten, so only the engine, as the INSERT runs, can tell that a claim held back on its way
+	 * (a stalled connection, a paused process) is too late.
 	 */
 	private static final String CLAIM = """
 			INSERT INTO {lock_slots} (key, lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
@@ -95,7 +98,8 @@ class KeeperLockRepository extends LockTables {
 			       multiIf(:keepsExpiry, fromUnixTimestamp64Micro(:lapses), :kind = 'release', now64(6),
 			               now64(6) + toIntervalMillisecond(:ttl)),
 			       now64(6)
-			WHERE throwIf(:kind != 'acquire' AND now64(6) >= fromUnixTimestamp64Micro(:lapses), 'the lease has lapsed') = 0""";
+			WHERE throwIf(:kind != 'acquire' AND now64(6) >= fromUnixTimestamp64Micro(:lapses), 'the lease has lapsed') = 0
+			  AND throwIf(:slot <= (SELECT max(slot) FROM {lock_latest} WHERE lock_id = :id), 'the slot was folded') = 0""";
 
 	private static final String CLAIMED = "SELECT " + COLUMNS + " FROM {lock_slots} WHERE key = :key\n{settings}";
 
@@ -255,7 +259,7 @@ class KeeperLockRepository extends LockTables {
 				if (holder != null) {
 					return holder.claimId().equals(claim.claimId()) ? holder : null;
 				}
-				if (ClickHouseErrors.code(ex) == LAPSED) {
+				if (ClickHouseErrors.code(ex) == REFUSED) {
 					return null;
 				}
 				if (ClickHouseErrors.certainlyNotApplied(ex) && !ClickHouseErrors.isOutage(ex)) {

@@ -2,6 +2,7 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Function;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -58,7 +59,7 @@ class LockClaims {
 				LockSnapshot lock = this.repository.read(id);
 				LockRecord holder = lock.holder();
 				if (holder != null) {
-					return new Attempt(null, holder, null);
+					return new Attempt(null, holder);
 				}
 				previous = lock.latest();
 			}
@@ -68,7 +69,7 @@ class LockClaims {
 					// Nobody released the previous lease: it lapsed.
 					this.metrics.takeover();
 				}
-				return new Attempt(granted, null, previous);
+				return new Attempt(granted, null);
 			}
 			free = false;
 		}
@@ -79,10 +80,28 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord renew(String id, UUID token, @Nullable Duration ttl) {
+		return renew(id, token, (holder) -> Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()));
+	}
+
+	/**
+	 * Renews a grant by its own duration once its fence is durable, recording that no write of
+	 * an earlier lease can land any more.
+	 * @return the renewed lease; {@code null} if it lapsed (or was released) meanwhile
+	 */
+	@Nullable LockRecord renewFenced(LockRecord granted) {
+		try {
+			return renew(granted.id(), granted.token(), Claim::renewFenced);
+		}
+		catch (LockConflictException ex) {
+			return null;
+		}
+	}
+
+	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal) {
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
-			LockRecord renewed = claim(Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()), decidedAt);
+			LockRecord renewed = claim(renewal.apply(holder), decidedAt);
 			if (renewed != null) {
 				return renewed;
 			}
@@ -173,9 +192,8 @@ class LockClaims {
 	 * One attempt to take a lock: granted, or held by someone else.
 	 * @param granted the grant, if it won
 	 * @param holder who holds it, if not granted
-	 * @param previous the lock's change before the grant ({@code null}: never taken, or forgotten)
 	 */
-	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, @Nullable LockRecord previous) {
+	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder) {
 	}
 
 }

@@ -18,8 +18,9 @@ import java.util.UUID;
  * @param acquiredAt when the lease was granted
  * @param expiresAt when the lease lapses (for a release: when it was released)
  * @param ttl how long the lease runs from a grant or a renewal (zero for a release)
- * @param writes whether a fenced state write was admitted under the lease: only then may a write
- * of it still be on its way when the lease ends, so only then does the next grant fence the state
+ * @param writes whether a fenced state write may still be on its way: one was admitted under this
+ * lease, or under an earlier one and this lease's fence is not durable yet. Only then does the
+ * next grant fence the state.
  */
 record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, long fencing, String owner,
 		String grantedTo, Instant acquiredAt, Instant expiresAt, Duration ttl, boolean writes) {

@@ -26,6 +26,9 @@ public class LockService {
 
 	private static final long MAX_BACKOFF_MILLIS = 50;
 
+	/** Grants of one attempt that may lapse while their fence is written, before it fails. */
+	private static final int MAX_LAPSED_GRANTS = 3;
+
 	private final LockRepository repository;
 
 	private final LockClaims claims;
@@ -110,38 +113,49 @@ public class LockService {
 	}
 
 	/**
-	 * One attempt.
+	 * One attempt: a grant, fenced if it must be — decided again, a few times at most, when the
+	 * lease lapsed while its fence was written.
 	 * @return the lease, or {@code null} if it is held and {@code remainingNanos} are left
 	 * @throws LockHeldException if it is held and no time is left
 	 */
 	private @Nullable Lease tryAcquire(String id, String owner, String grantedTo, Duration ttl, long remainingNanos) {
-		Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl);
-		LockRecord granted = attempt.granted();
-		if (granted != null) {
-			return fenced(granted, attempt.previous());
+		for (int lapsed = 0;; lapsed++) {
+			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl);
+			LockRecord granted = attempt.granted();
+			if (granted == null) {
+				if (remainingNanos <= 0) {
+					throw new LockHeldException(attempt.holder().lease());
+				}
+				return null;
+			}
+			Lease lease = fenced(granted);
+			if (lease != null) {
+				return lease;
+			}
+			if (lapsed == MAX_LAPSED_GRANTS - 1) {
+				throw new LeaseLapsedException(id, ttl);
+			}
 		}
-		if (remainingNanos <= 0) {
-			throw new LockHeldException(attempt.holder().lease());
-		}
-		return null;
 	}
 
 	/**
 	 * Fences the state of the id with the new lease's token before the grant is answered, when
-	 * the earlier lease admitted fenced writes: one may still be on its way (checked when its
-	 * request arrived, committed later). Once the fence is durable such a write is refused
-	 * however late it commits, and any that committed before it is visible to the new holder's
-	 * first read — so two leases never interleave a read-modify-write. A lease that admitted none
-	 * has no write on its way: a write is admitted only once the lease records it, and a lease
-	 * that has ended records nothing. If the fence cannot be written, the grant is withdrawn.
+	 * a fenced write may still be on its way (the grant carries it on from the lease before:
+	 * see {@link LockRecord#writes()}). Once the fence is durable such a write is refused however
+	 * late it commits, and any that committed before it is visible to the new holder's first read
+	 * — so two leases never interleave a read-modify-write. Then the lease is renewed, recording
+	 * that no earlier write can land any more, and runs its whole duration from there. A lease
+	 * that admitted no write has none on its way: a write is admitted only once the lease records
+	 * it, and a lease that has ended records nothing. If the fence cannot be written, the grant is
+	 * withdrawn.
+	 * @return the lease; {@code null} if it lapsed while its fence was written
 	 */
-	private Lease fenced(LockRecord granted, @Nullable LockRecord previous) {
-		if (previous == null || !previous.writes()) {
+	private @Nullable Lease fenced(LockRecord granted) {
+		if (!granted.writes()) {
 			return granted.lease();
 		}
 		try {
 			this.states.fence(granted.id(), granted.fencing(), granted.grantedTo());
-			return granted.lease();
 		}
 		catch (RuntimeException ex) {
 			try {
@@ -152,6 +166,8 @@ public class LockService {
 			}
 			throw ex;
 		}
+		LockRecord renewed = this.claims.renewFenced(granted);
+		return (renewed != null) ? renewed.lease() : null;
 	}
 
 	/**

@@ -77,6 +77,45 @@ class LeaseFencingTests {
 		}
 	}
 
+	/**
+	 * The holder of lease A admitted writes, has one held back on its way, and releases. B is
+	 * granted next, but B's fence queues behind that write and B's lease lapses before its fence
+	 * is durable. C, granted on the other instance after B, must fence in B's stead: A's write
+	 * must not land after C's read. And B, whose lease lapsed before it could be answered, is not
+	 * answered as granted.
+	 */
+	@Test
+	void aWriteOfALeaseWhoseSuccessorLapsedBeforeItsFenceWasDurableIsRefusedAfterTheNextGrant() throws Exception {
+		StatehouseClient first = this.client;
+		try (ServiceProcess other = otherInstance()) {
+			StatehouseClient second = StatehouseClient.forPort(other.port());
+			String id = "fence:successor-lapsed";
+			first.put("/states/" + id, "{\"n\":0}");
+			String a = first.acquire(id, "A", 60, 0).token();
+			assertThat(first.put("/states/" + id, "{\"n\":1}", "Lock-Token", a).status()).isEqualTo(200);
+
+			CountDownLatch successorHasRead = new CountDownLatch(1);
+			CompletableFuture<Response> late = heldBack(first, id, "{\"n\":2}", a, successorHasRead);
+			assertThat(first.delete("/locks/" + id, "Lock-Token", a).status()).isEqualTo(204);
+			// B's fence waits behind A's write in this instance's writer, longer than B's lease.
+			CompletableFuture<Response> b = CompletableFuture.supplyAsync(() -> first.acquire(id, "B", 1, 0));
+			Thread.sleep(2500);
+
+			Response c = second.acquire(id, "C", 30, 10);
+			assertThat(c.status()).as("%s", c).isEqualTo(201);
+			Response read = second.get("/states/" + id);
+			successorHasRead.countDown();
+
+			assertThat(late.get(30, TimeUnit.SECONDS).status()).as("A's late write").isEqualTo(409);
+			assertThat(read.body()).isEqualTo("{\"n\":1}");
+			assertThat(second.get("/states/" + id).body()).as("nothing landed after C read").isEqualTo("{\"n\":1}");
+			Response answered = b.get(30, TimeUnit.SECONDS);
+			assertThat(answered.status()).as("B lapsed before it was answered: %s", answered).isEqualTo(423);
+			assertThat(answered.json().at("/holder/owner").asString()).isEqualTo("C");
+			assertThat(second.put("/states/" + id, "{\"n\":2}", "Lock-Token", c.token()).status()).isEqualTo(200);
+		}
+	}
+
 	/** A second instance on the same engine and database. */
 	ServiceProcess otherInstance(String... properties) throws Exception {
 		List<String> arguments = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + TestClickHouse.jdbcUrl(),
@@ -94,17 +133,8 @@ class LeaseFencingTests {
 	 */
 	private void successorReadsWhileTheHoldersWriteIsOnItsWay(StatehouseClient first, StatehouseClient second,
 			String id, String holder, Runnable endLease) throws Exception {
-		CountDownLatch held = new CountDownLatch(1);
 		CountDownLatch successorHasRead = new CountDownLatch(1);
-		this.repository.beforeAppend = (claims) -> {
-			if (claims.stream().anyMatch((claim) -> claim.change().document().equals("{\"n\":1}"))) {
-				held.countDown();
-				await(successorHasRead);
-			}
-		};
-		CompletableFuture<Response> late = CompletableFuture
-			.supplyAsync(() -> first.put("/states/" + id, "{\"n\":1}", "Lock-Token", holder));
-		assertThat(held.await(10, TimeUnit.SECONDS)).as("the holder's write is on its way").isTrue();
+		CompletableFuture<Response> late = heldBack(first, id, "{\"n\":1}", holder, successorHasRead);
 		endLease.run();
 
 		Response granted = second.acquire(id, "successor", 30, 10);
@@ -121,6 +151,25 @@ class LeaseFencingTests {
 		Response next = second.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token());
 		assertThat(next.status()).isEqualTo(200);
 		assertThat(first.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+	}
+
+	/**
+	 * Sends a fenced write of {@code document} and holds it back, admitted and on its way to the
+	 * changelog, until {@code release} is counted down.
+	 */
+	private CompletableFuture<Response> heldBack(StatehouseClient client, String id, String document, String token,
+			CountDownLatch release) throws InterruptedException {
+		CountDownLatch held = new CountDownLatch(1);
+		this.repository.beforeAppend = (claims) -> {
+			if (claims.stream().anyMatch((claim) -> claim.change().document().equals(document))) {
+				held.countDown();
+				await(release);
+			}
+		};
+		CompletableFuture<Response> late = CompletableFuture
+			.supplyAsync(() -> client.put("/states/" + id, document, "Lock-Token", token));
+		assertThat(held.await(10, TimeUnit.SECONDS)).as("the write is on its way").isTrue();
+		return late;
 	}
 
 	private static void await(CountDownLatch latch) {

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.statehouse.support.DelayingProxy;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.KeeperEngines;
 import org.jspecify.annotations.Nullable;
@@ -55,19 +56,23 @@ class KeeperArbiterTests {
 	}
 
 	private static KeeperArbiter arbiter(EngineProcess engine) throws InterruptedException {
+		return arbiter(engine.jdbcUrl("default"), CLAIM_WINDOW);
+	}
+
+	private static KeeperArbiter arbiter(String jdbcUrl, Duration claimWindow) throws InterruptedException {
 		HikariDataSource pool = new HikariDataSource();
-		pool.setJdbcUrl(engine.jdbcUrl("default"));
+		pool.setJdbcUrl(jdbcUrl);
 		pool.setUsername(EngineProcess.USER);
 		pool.setPassword(EngineProcess.PASSWORD);
 		pool.setMaximumPoolSize(8);
 		pools.add(pool);
 		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", "arbiter", "", 8,
-				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, CLAIM_WINDOW,
+				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, claimWindow,
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
 				List.of(KeeperArbiter.claimsTable()));
 		schema.afterPropertiesSet();
-		return new KeeperArbiter(new JdbcTemplate(pool), schema, CLAIM_WINDOW, Duration.ofSeconds(5));
+		return new KeeperArbiter(new JdbcTemplate(pool), schema, claimWindow, Duration.ofSeconds(5));
 	}
 
 	@AfterAll
@@ -151,6 +156,27 @@ class KeeperArbiterTests {
 		}
 		finally {
 			pool.shutdown();
+		}
+	}
+
+	/**
+	 * A claim whose answer comes two claim windows after it was decided — held back on its way,
+	 * here its answer — may have made again a key another claim won and that was forgotten
+	 * meanwhile: it is not named the winner, its outcome is not known.
+	 */
+	@Test
+	void aClaimAnsweredTwoClaimWindowsAfterItWasDecidedIsNotCountedAsWon() throws Exception {
+		Duration window = Duration.ofSeconds(4);
+		try (DelayingProxy proxy = DelayingProxy.start(engines.first().port())) {
+			KeeperArbiter slow = arbiter("jdbc:clickhouse://127.0.0.1:" + proxy.port() + "/default?compress=false", window);
+			TestClaim early = TestClaim.of("late-answer", 1);
+			assertThat(slow.settle(SPACE, List.of(early), System.nanoTime())).containsEntry(early, Verdict.WON);
+			proxy.delay(window.multipliedBy(2).plusSeconds(1));
+			TestClaim late = TestClaim.of("late-answer", 2);
+			assertThat(slow.settle(SPACE, List.of(late), System.nanoTime())).containsEntry(late, Verdict.ABSENT);
+			proxy.delay(Duration.ZERO);
+			assertThat(first.recorded(SPACE.name(), List.of(SPACE.key(late)))).as("the key was made all the same")
+				.containsEntry(SPACE.key(late), late.claimId());
 		}
 	}
 
