@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.ServiceProcess;
@@ -52,29 +53,15 @@ class LeaseFencingTests {
 
 	@Test
 	void aWriteUnderALapsedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
-		StatehouseClient first = this.client;
-		try (ServiceProcess other = otherInstance()) {
-			StatehouseClient second = StatehouseClient.forPort(other.port());
-			String id = "fence:counter";
-			first.put("/states/" + id, "{\"n\":0}");
-			String holder = first.acquire(id, "holder", 1, 0).token();
-			successorReadsWhileTheHoldersWriteIsOnItsWay(first, second, id, holder, () -> {
-			});
-		}
+		successorReadsWhileTheHoldersWriteIsOnItsWay("fence:counter", 1, (client, holder) -> {
+		});
 	}
 
 	@Test
 	void aWriteUnderAReleasedLeaseThatWouldLandAfterTheSuccessorsGrantIsRefused() throws Exception {
-		StatehouseClient first = this.client;
-		try (ServiceProcess other = otherInstance()) {
-			StatehouseClient second = StatehouseClient.forPort(other.port());
-			String id = "fence:released";
-			first.put("/states/" + id, "{\"n\":0}");
-			String holder = first.acquire(id, "holder", 60, 0).token();
-			// The holder gave up on its write (a client timeout) and released the lock.
-			successorReadsWhileTheHoldersWriteIsOnItsWay(first, second, id, holder, () -> assertThat(
-					first.delete("/locks/" + id, "Lock-Token", holder).status()).isEqualTo(204));
-		}
+		// The holder gave up on its write (a client timeout) and released the lock.
+		successorReadsWhileTheHoldersWriteIsOnItsWay("fence:released", 60, (client, holder) -> assertThat(
+				client.delete("/locks/fence:released", "Lock-Token", holder).status()).isEqualTo(204));
 	}
 
 	/**
@@ -127,15 +114,24 @@ class LeaseFencingTests {
 	}
 
 	/**
-	 * Holds the holder's write back once it is admitted, ends the lease ({@code endLease}, or
-	 * lets it lapse), has the successor take the lock on the other instance and read, then lets
-	 * the write go on: it must be refused.
+	 * Grants a lease of {@code ttlSeconds} on this instance, holds the holder's write back once it
+	 * is admitted, ends the lease ({@code endLease}, or lets it lapse), has the successor take the
+	 * lock on the other instance and read, then lets the write go on: it must be refused.
 	 */
-	private void successorReadsWhileTheHoldersWriteIsOnItsWay(StatehouseClient first, StatehouseClient second,
-			String id, String holder, Runnable endLease) throws Exception {
+	private void successorReadsWhileTheHoldersWriteIsOnItsWay(String id, int ttlSeconds,
+			BiConsumer<StatehouseClient, String> endLease) throws Exception {
+		try (ServiceProcess other = otherInstance()) {
+			lateWriteIsRefused(this.client, StatehouseClient.forPort(other.port()), id, ttlSeconds, endLease);
+		}
+	}
+
+	private void lateWriteIsRefused(StatehouseClient first, StatehouseClient second, String id, int ttlSeconds,
+			BiConsumer<StatehouseClient, String> endLease) throws Exception {
+		first.put("/states/" + id, "{\"n\":0}");
+		String holder = first.acquire(id, "holder", ttlSeconds, 0).token();
 		CountDownLatch successorHasRead = new CountDownLatch(1);
 		CompletableFuture<Response> late = heldBack(first, id, "{\"n\":1}", holder, successorHasRead);
-		endLease.run();
+		endLease.accept(first, holder);
 
 		Response granted = second.acquire(id, "successor", 30, 10);
 		assertThat(granted.status()).isEqualTo(201);
