@@ -2,16 +2,26 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 
-import org.springframework.dao.TransientDataAccessResourceException;
+import io.statehouse.shared.ProblemException;
+
+import org.springframework.http.HttpStatus;
 
 /**
  * Grants of a lock lapsed again and again while the state was fenced: writing a state takes
- * longer than the lease's duration now. Worth a retry (503), or a longer lease.
+ * longer than the lease's duration now. No lease is granted to the request; worth a retry
+ * (503), or a longer lease.
  */
-class LeaseLapsedException extends TransientDataAccessResourceException {
+class LeaseLapsedException extends ProblemException {
 
 	LeaseLapsedException(String id, Duration ttl) {
-		super("Grants of lock '" + id + "' lapsed while the state was fenced: fencing took longer than their " + ttl);
+		super(HttpStatus.SERVICE_UNAVAILABLE, "lease-lapsed", "Grants of lock '" + id + "' lapsed while the state "
+				+ "was fenced: writing the fence took longer than their " + ttl.toSeconds()
+				+ " s. No lease was granted to this request; retry, or ask for a longer lease.");
+	}
+
+	@Override
+	public Duration retryAfter() {
+		return Duration.ofSeconds(1);
 	}
 
 }

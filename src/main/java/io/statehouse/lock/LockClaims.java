@@ -8,6 +8,10 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.util.backoff.BackOffExecution;
+import org.springframework.util.backoff.ExponentialBackOff;
+
 /**
  * How a lock changes: every change — grant, renewal, release, the admission of fenced writes —
  * claims the next slot of that id, and the {@link LockRepository} decides which claim wins it. So a renewal
@@ -21,6 +25,13 @@ import org.jspecify.annotations.Nullable;
  * and a release are an insert and a read-back each.
  */
 class LockClaims {
+
+	/**
+	 * Pauses between claims of one change that keep losing its slot: a read one change behind (a
+	 * replica catching up) loses every claim until it is current, and two instances that lost to
+	 * each other should not race again in step. The first retry goes at once.
+	 */
+	private static final ExponentialBackOff LOSING = losing();
 
 	private final LockRepository repository;
 
@@ -53,6 +64,7 @@ class LockClaims {
 		LockRecord previous = (known != null) ? known.record() : null;
 		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean free = previous != null && !previous.isLease();
+		Retries retries = new Retries();
 		while (true) {
 			if (!free) {
 				decidedAt = System.nanoTime();
@@ -72,6 +84,7 @@ class LockClaims {
 				return new Attempt(granted, null);
 			}
 			free = false;
+			retries.pause();
 		}
 	}
 
@@ -98,6 +111,7 @@ class LockClaims {
 	}
 
 	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal) {
+		Retries retries = new Retries();
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
@@ -105,6 +119,7 @@ class LockClaims {
 			if (renewed != null) {
 				return renewed;
 			}
+			retries.pause();
 		}
 	}
 
@@ -120,6 +135,7 @@ class LockClaims {
 		LockRecord holder = (known != null) ? known.record() : null;
 		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
+		Retries retries = new Retries();
 		while (true) {
 			if (!granted) {
 				decidedAt = System.nanoTime();
@@ -135,25 +151,31 @@ class LockClaims {
 				return;
 			}
 			granted = false;
+			retries.pause();
 		}
 	}
 
 	/**
 	 * The live lease {@code token} holds, for a fenced write: once it is known to admit writes
 	 * (recorded as a change of the lock, the first time), so that the next grant fences the state.
+	 * A grant's own flag is the lease's before it, and a grant answered with it set was renewed
+	 * before its token was known: read as the latest change (a stale read, one change behind), a
+	 * grant never shows that this lease admits writes.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord admitWrites(String id, UUID token) {
+		Retries retries = new Retries();
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
-			if (holder.writes()) {
+			if (holder.writes() && holder.kind() != LockRecord.Kind.ACQUIRE) {
 				return holder;
 			}
 			LockRecord admitted = claim(Claim.admitWrites(holder), decidedAt);
 			if (admitted != null) {
 				return admitted;
 			}
+			retries.pause();
 		}
 	}
 
@@ -182,6 +204,34 @@ class LockClaims {
 			throw LockConflictException.notHolder(id);
 		}
 		return holder;
+	}
+
+	private static ExponentialBackOff losing() {
+		ExponentialBackOff backOff = new ExponentialBackOff(2, 2);
+		backOff.setJitter(2);
+		backOff.setMaxInterval(100);
+		return backOff;
+	}
+
+	/** The pauses of one change between the claims it lost. */
+	private static final class Retries {
+
+		private @Nullable BackOffExecution pauses;
+
+		void pause() {
+			if (this.pauses == null) {
+				this.pauses = LOSING.start();
+				return;
+			}
+			try {
+				Thread.sleep(this.pauses.nextBackOff());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new DataAccessResourceFailureException("Interrupted while retrying a lost lock claim", ex);
+			}
+		}
+
 	}
 
 	/** A slot this instance won, and when the claim that won it was decided. */

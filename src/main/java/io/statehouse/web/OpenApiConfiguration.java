@@ -41,8 +41,8 @@ class OpenApiConfiguration {
 	private static final List<String> PROBLEM_KINDS = List.of("invalid-request", "invalid-document",
 			"document-too-large", "unauthenticated", "forbidden", "not-found", "method-not-allowed", "not-acceptable",
 			"unsupported-media-type", "conflict", "precondition-failed", "version-gone", "lock-conflict", "lock-held",
-			"idempotency-key-reused", "storage-unavailable", "write-unavailable", "write-outcome-unknown",
-			"unavailable", "internal-error");
+			"lease-lapsed", "idempotency-key-reused", "storage-unavailable", "write-unavailable",
+			"write-outcome-unknown", "unavailable", "internal-error");
 
 	static {
 		// Who calls is the request's token, not a parameter.

@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.changelog.Change.Operation;
+import io.statehouse.lock.StaleLockReads;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -31,11 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * lease either landed before S could read, or never lands.
  */
 @StatehouseTest
-@Import(InterleavingRepository.Seams.class)
+@Import({ InterleavingRepository.Seams.class, StaleLockReads.Seams.class })
 class LeaseFencingTests {
 
 	@Autowired
 	InterleavingRepository repository;
+
+	@Autowired
+	StaleLockReads lockReads;
 
 	@Autowired
 	ClickHouseSchema schema;
@@ -49,6 +54,7 @@ class LeaseFencingTests {
 	@AfterEach
 	void reset() {
 		this.repository.reset();
+		this.lockReads.reset();
 	}
 
 	@Test
@@ -62,6 +68,24 @@ class LeaseFencingTests {
 		// The holder gave up on its write (a client timeout) and released the lock.
 		successorReadsWhileTheHoldersWriteIsOnItsWay("fence:released", 60, (client, holder) -> assertThat(
 				client.delete("/locks/fence:released", "Lock-Token", holder).status()).isEqualTo(204));
+	}
+
+	/**
+	 * The holder's grant carried on that the lease before it admitted writes, until its fence was
+	 * durable. Its first fenced write is checked on a read one change behind (a lagging replica,
+	 * a ZooKeeper follower) that still shows the grant: the admission must be recorded all the
+	 * same, or the successor would not fence and the write could land after the successor read.
+	 */
+	@Test
+	void aWriteAdmittedOnAStaleReadOfTheGrantIsRefusedAfterTheSuccessorsGrant() throws Exception {
+		String id = "fence:stale-read";
+		aLeaseAdmittedWritesAndEnded(id);
+		this.lockReads.serveTheGrantOnceChanged(id);
+		successorReadsWhileTheHoldersWriteIsOnItsWay(id, 60, (client, holder) -> {
+			assertThat(this.lockReads.served()).as("the write was admitted on a stale read").isTrue();
+			assertThat(this.lockReads.latestAdmitsWrites(id)).as("the admission is recorded").isTrue();
+			assertThat(client.delete("/locks/" + id, "Lock-Token", holder).status()).isEqualTo(204);
+		});
 	}
 
 	/**
@@ -101,6 +125,36 @@ class LeaseFencingTests {
 			assertThat(answered.json().at("/holder/owner").asString()).isEqualTo("C");
 			assertThat(second.put("/states/" + id, "{\"n\":2}", "Lock-Token", c.token()).status()).isEqualTo(200);
 		}
+	}
+
+	@Test
+	void grantsThatLapseAgainAndAgainWhileTheirFenceIsWrittenAnswer503AndHoldNothing() throws Exception {
+		String id = "fence:slow";
+		aLeaseAdmittedWritesAndEnded(id);
+		// Writing a fence takes longer than the one-second leases asked for.
+		this.repository.beforeAppend = (claims) -> {
+			if (claims.stream().anyMatch((claim) -> claim.change().operation() == Operation.FENCE)) {
+				await(new CountDownLatch(1), 1500);
+			}
+		};
+		Response lapsed = this.client.acquire(id, "slow", 1, 0);
+		assertThat(lapsed.status()).as("%s", lapsed).isEqualTo(503);
+		assertThat(lapsed.json().get("type").asString()).isEqualTo("urn:statehouse:problem:lease-lapsed");
+		assertThat(lapsed.header("Retry-After")).contains("1");
+		assertThat(this.client.get("/locks/" + id).status()).as("nothing is held").isEqualTo(404);
+		this.repository.reset();
+		Response granted = this.client.acquire(id, "patient", 30, 0);
+		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token()).status())
+			.isEqualTo(200);
+	}
+
+	/** Creates the state, and has a lease admit a write to it and end: the next grant must fence. */
+	private void aLeaseAdmittedWritesAndEnded(String id) {
+		this.client.put("/states/" + id, "{\"n\":0}");
+		String previous = this.client.acquire(id, "previous", 60, 0).token();
+		assertThat(this.client.put("/states/" + id, "{\"n\":0}", "Lock-Token", previous).status()).isEqualTo(200);
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", previous).status()).isEqualTo(204);
 	}
 
 	/** A second instance on the same engine and database. */
@@ -169,8 +223,12 @@ class LeaseFencingTests {
 	}
 
 	private static void await(CountDownLatch latch) {
+		await(latch, 30_000);
+	}
+
+	private static void await(CountDownLatch latch, long millis) {
 		try {
-			latch.await(30, TimeUnit.SECONDS);
+			latch.await(millis, TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

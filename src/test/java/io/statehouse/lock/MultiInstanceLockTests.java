@@ -123,7 +123,7 @@ class MultiInstanceLockTests {
 	}
 
 	private static Response acquire(StatehouseClient client, String id, String owner) {
-		Response granted = client.acquire(id, owner, 60, 60);
+		Response granted = client.acquireWaiting(id, owner, 60);
 		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
 		return granted;
 	}

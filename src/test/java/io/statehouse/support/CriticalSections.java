@@ -24,7 +24,7 @@ public final class CriticalSections {
 		ConcurrentLinkedQueue<long[]> sections = new ConcurrentLinkedQueue<>();
 		Race.run(workers, (worker) -> {
 			StatehouseClient client = clients.get(worker % clients.size());
-			Response granted = client.acquire(id, "worker-" + worker, 60, 60);
+			Response granted = client.acquireWaiting(id, "worker-" + worker, 60);
 			assertThat(granted.status()).as("%s", granted).isEqualTo(201);
 			long enter = System.nanoTime();
 			Thread.sleep(25);

@@ -66,6 +66,34 @@ public final class StatehouseClient {
 				+ ttlSeconds + ",\"waitSeconds\":" + waitSeconds + "}").getBytes());
 	}
 
+	/**
+	 * Acquires a lease as a pipeline worker does: waits for it a while, and asks again while
+	 * another holds it (waiters on different instances are not served in turn), or after the
+	 * {@code Retry-After} of a 503 (a claim that took longer than the short test timings allow).
+	 * @return the first answer that is neither 423 (held) nor 503
+	 */
+	public Response acquireWaiting(String id, String owner, int ttlSeconds) {
+		while (true) {
+			Response answer = acquire(id, owner, ttlSeconds, 20);
+			if (answer.status() == 503) {
+				sleep(Duration.ofSeconds(Long.parseLong(answer.header("Retry-After").orElseThrow())));
+			}
+			else if (answer.status() != 423) {
+				return answer;
+			}
+		}
+	}
+
+	private static void sleep(Duration pause) {
+		try {
+			Thread.sleep(pause.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	/** Any request, for hostile input: raw method, content type and body bytes. */
 	public Response send(String method, String path, String contentType, byte[] body, String... headers) {
 		HttpRequest.Builder request = request(path, headers).method(method, HttpRequest.BodyPublishers.ofByteArray(body));
