@@ -33,6 +33,9 @@ class LockClaims {
 	 */
 	private static final ExponentialBackOff LOSING = losing();
 
+	/** Reads behind a slot this instance won, before the replica counts as unavailable (about 1.5 s). */
+	private static final int MAX_READS_BEHIND = 20;
+
 	private final LockRepository repository;
 
 	/**
@@ -98,12 +101,23 @@ class LockClaims {
 
 	/**
 	 * Renews a grant by its own duration once its fence is durable, recording that no write of
-	 * an earlier lease can land any more.
+	 * an earlier lease can land any more. The slot after the grant is claimed straight away, as a
+	 * release of a remembered grant is; only when that loses is the lock read — and a read that
+	 * does not show the grant yet is behind (a replica catching up), not a sign that it ended.
 	 * @return the renewed lease; {@code null} if it lapsed (or was released) meanwhile
+	 * @throws org.springframework.dao.DataAccessException when it cannot be renewed, or reads stay
+	 * behind the grant
 	 */
 	@Nullable LockRecord renewFenced(LockRecord granted) {
+		Known known = this.claimed.getIfPresent(granted.id());
+		if (known != null && known.record().claimId().equals(granted.claimId())) {
+			LockRecord renewed = claim(Claim.renewFenced(granted), known.decidedAt());
+			if (renewed != null) {
+				return renewed;
+			}
+		}
 		try {
-			return renew(granted.id(), granted.token(), Claim::renewFenced);
+			return renew(granted.id(), granted.token(), Claim::renewFenced, granted.slot());
 		}
 		catch (LockConflictException ex) {
 			return null;
@@ -111,10 +125,26 @@ class LockClaims {
 	}
 
 	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal) {
+		return renew(id, token, renewal, 0);
+	}
+
+	/** @param known a slot known to be won: a read that shows an earlier one is behind, and repeated */
+	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long known) {
 		Retries retries = new Retries();
+		int behind = 0;
 		while (true) {
 			long decidedAt = System.nanoTime();
-			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
+			LockSnapshot lock = this.repository.read(id);
+			LockRecord latest = lock.latest();
+			if (known > 0 && (latest == null || latest.slot() < known)) {
+				if (++behind == MAX_READS_BEHIND) {
+					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stay behind slot " + known
+							+ " that this instance won");
+				}
+				retries.pause();
+				continue;
+			}
+			LockRecord holder = holderOrConflict(id, lock, token);
 			LockRecord renewed = claim(renewal.apply(holder), decidedAt);
 			if (renewed != null) {
 				return renewed;

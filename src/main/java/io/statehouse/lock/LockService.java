@@ -146,28 +146,43 @@ public class LockService {
 	 * — so two leases never interleave a read-modify-write. Then the lease is renewed, recording
 	 * that no earlier write can land any more, and runs its whole duration from there. A lease
 	 * that admitted no write has none on its way: a write is admitted only once the lease records
-	 * it, and a lease that has ended records nothing. If the fence cannot be written, the grant is
-	 * withdrawn.
+	 * it, and a lease that has ended records nothing. A grant that is not answered — its fence or
+	 * its renewal failed, or it lapsed meanwhile — is withdrawn: nobody knows its token.
 	 * @return the lease; {@code null} if it lapsed while its fence was written
 	 */
 	private @Nullable Lease fenced(LockRecord granted) {
 		if (!granted.writes()) {
 			return granted.lease();
 		}
+		LockRecord renewed;
 		try {
 			this.states.fence(granted.id(), granted.fencing(), granted.grantedTo());
+			renewed = this.claims.renewFenced(granted);
 		}
 		catch (RuntimeException ex) {
 			try {
-				release(granted.id(), new LockToken(granted.token()));
+				withdraw(granted);
 			}
-			catch (RuntimeException releaseFailed) {
-				ex.addSuppressed(releaseFailed);
+			catch (RuntimeException withdrawalFailed) {
+				ex.addSuppressed(withdrawalFailed);
 			}
 			throw ex;
 		}
-		LockRecord renewed = this.claims.renewFenced(granted);
-		return (renewed != null) ? renewed.lease() : null;
+		if (renewed == null) {
+			withdraw(granted);
+			return null;
+		}
+		return renewed.lease();
+	}
+
+	/** Releases a grant that will not be answered, unless it has ended or been taken already. */
+	private void withdraw(LockRecord granted) {
+		try {
+			this.claims.release(granted.id(), granted.token(), false);
+		}
+		catch (LockNotFoundException | LockConflictException ex) {
+			// It ended on its own, or was released by force: nothing of it is held.
+		}
 	}
 
 	/**
