@@ -128,17 +128,17 @@ class LockClaims {
 		return renew(id, token, renewal, 0);
 	}
 
-	/** @param known a slot known to be won: a read that shows an earlier one is behind, and repeated */
-	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long known) {
+	/** @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated */
+	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long wonSlot) {
 		Retries retries = new Retries();
 		int behind = 0;
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockSnapshot lock = this.repository.read(id);
 			LockRecord latest = lock.latest();
-			if (known > 0 && (latest == null || latest.slot() < known)) {
+			if (wonSlot > 0 && (latest == null || latest.slot() < wonSlot)) {
 				if (++behind == MAX_READS_BEHIND) {
-					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stay behind slot " + known
+					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stay behind slot " + wonSlot
 							+ " that this instance won");
 				}
 				retries.pause();
