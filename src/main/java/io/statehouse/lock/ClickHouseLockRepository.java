@@ -36,9 +36,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * never counts as live.
  *
  * <p>Commit order and block order agree only on a single, non-replicated MergeTree: on a
- * replicated table block numbers are allocated in Keeper before the part commits. There the
- * claims are settled by Keeper instead ({@link ClaimArbiter}), and readers keep only the rows
- * whose claims Keeper recorded.
+ * replicated table block numbers are allocated in Keeper before the part commits. Where Keeper
+ * decides claims, locks live in Keeper itself ({@link KeeperLockRepository}), and this repository
+ * is not used; its statements still ask the {@link ClaimArbiter} which rows hold their slots, so
+ * that they stay correct under any arbiter.
  *
  * <p>{@code lock_latest} keeps each lock's latest winner once it is decided (folded by
  * {@link LockMaterializer}), with no TTL: the lock's slots and fencing tokens continue from it
@@ -408,7 +409,8 @@ class ClickHouseLockRepository extends LockTables {
 
 	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
 	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
-		return claim.record(LockRows.uuid(rs, "claim_id"), rs.getLong("fencing"), LockRows.instant(rs, "acquired_at"), LockRows.instant(rs, "expires_at"));
+		return claim.record(LockRows.uuid(rs, "claim_id"), rs.getLong("fencing"), LockRows.instant(rs, "acquired_at"),
+				LockRows.instant(rs, "expires_at"));
 	}
 
 	private record ClaimedSlot(InCommitOrder<LockRecord> claim, boolean isVoid) {

@@ -1,5 +1,7 @@
 package io.statehouse.lock;
 
+import java.time.Duration;
+
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.KeeperCoordination;
 import io.statehouse.support.StatehouseClient;
@@ -48,7 +50,7 @@ class KeeperLockRepositoryTests {
 				        now64(6))""")).param("id", id).param("fencing", released.fencing() + 1).update();
 		this.jdbc.sql(this.schema.sql("DELETE FROM {lock_slots} WHERE lock_id = :id")).param("id", id).update();
 
-		Claim late = Claim.acquire(id, released, "late", "", java.time.Duration.ofMinutes(1));
+		Claim late = Claim.acquire(id, released, "late", "", Duration.ofMinutes(1));
 		assertThat(late.slot()).isEqualTo(3);
 		assertThat(this.repository.claim(late, System.nanoTime())).as("a claim of a folded slot").isNull();
 		assertThat(this.jdbc.sql(this.schema.sql("SELECT count() FROM {lock_slots} WHERE lock_id = :id"))
