@@ -16,18 +16,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClaimKey;
-import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -283,25 +280,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	private Map<String, Head> newestHere(Collection<String> ids, long fromBlock) {
-		Supplier<List<Head>> read = () -> this.jdbc.sql(this.newest)
+		Map<String, Head> newest = new HashMap<>();
+		this.jdbc.sql(this.newest)
 			.param("ids", ids)
 			.param("fromBlock", fromBlock)
 			.query(ClickHouseChangelogRepository::head)
-			.list();
-		List<Head> heads;
-		try {
-			heads = read.get();
-		}
-		catch (UncategorizedSQLException unreadable) {
-			if (ClickHouseErrors.code(unreadable) != 0) {
-				throw unreadable;
-			}
-			// The driver could not read ClickHouse's answer (seen while the Keeper was away, as the
-			// read's lookup of recorded claims timed out): a read changes nothing, so ask once more.
-			heads = read.get();
-		}
-		Map<String, Head> newest = new HashMap<>();
-		heads.forEach((head) -> newest.put(head.state().id(), head));
+			.list()
+			.forEach((head) -> newest.put(head.state().id(), head));
 		return newest;
 	}
 

@@ -1,13 +1,22 @@
 package io.statehouse.clickhouse;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.statehouse.support.EngineProcess;
 import org.junit.jupiter.api.Test;
@@ -113,6 +122,68 @@ class EmbeddedEngineConformanceTests extends ClickHouseConformanceTests {
 			assertThat(rows).containsExactly(1L, 2L);
 			connection.createStatement().execute("DROP TABLE stdin_probe");
 		}
+	}
+
+
+	/**
+	 * A statement that fails after it wrote part of its output leaves nothing behind: thousands
+	 * of plain answers, each checked byte for byte, while other threads run statements that fail
+	 * after their header and first row (chDB keeps such output in the connection that ran it).
+	 */
+	@Test
+	void everyAnswerIsItsOwnStatementsWhileOthersFailMidOutput() throws Exception {
+		HttpClient http = HttpClient.newHttpClient();
+		String authorization = "Basic " + Base64.getEncoder()
+			.encodeToString((EngineProcess.USER + ":" + EngineProcess.PASSWORD).getBytes(StandardCharsets.UTF_8));
+		AtomicInteger plainAnswers = new AtomicInteger();
+		AtomicInteger failedAnswers = new AtomicInteger();
+		List<String> wrong = new CopyOnWriteArrayList<>();
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		List<Thread> threads = new ArrayList<>();
+		for (int t = 0; t < 6; t++) {
+			boolean failing = t % 2 == 1;
+			int thread = t;
+			Thread worker = new Thread(() -> {
+				for (int n = 0; plainAnswers.get() < 3000 && System.nanoTime() < deadline && wrong.size() < 10; n++) {
+					String sql = failing
+							? "SELECT throwIf(number > 0, 'boom') AS k" + thread + "_" + n
+									+ " FROM numbers(2) SETTINGS max_block_size = 1 FORMAT TabSeparatedWithNames"
+							: "SELECT 'v" + thread + "_" + n + "' AS c" + thread + "_" + n
+									+ ", number FROM numbers(3) FORMAT TabSeparatedWithNames";
+					try {
+						HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+								+ this.engine.port() + "/"))
+							.header("Authorization", authorization)
+							.POST(HttpRequest.BodyPublishers.ofString(sql))
+							.build(), HttpResponse.BodyHandlers.ofString());
+						if (failing) {
+							if (answer.statusCode() == 200) {
+								wrong.add("a failing statement answered 200: " + answer.body());
+							}
+							failedAnswers.incrementAndGet();
+							continue;
+						}
+						String expected = "c" + thread + "_" + n + "\tnumber\n" + "v" + thread + "_" + n + "\t0\n"
+								+ "v" + thread + "_" + n + "\t1\n" + "v" + thread + "_" + n + "\t2\n";
+						if (answer.statusCode() != 200 || !answer.body().equals(expected)) {
+							wrong.add(answer.statusCode() + ": " + answer.body());
+						}
+						plainAnswers.incrementAndGet();
+					}
+					catch (Exception ex) {
+						wrong.add(ex.toString());
+					}
+				}
+			});
+			worker.start();
+			threads.add(worker);
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		assertThat(wrong).isEmpty();
+		assertThat(plainAnswers.get()).isGreaterThanOrEqualTo(1000);
+		assertThat(failedAnswers.get()).isGreaterThanOrEqualTo(1000);
 	}
 
 }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
@@ -22,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * <p>chDB allows one data path per process and any number of connections to it. Every
  * session is a chDB connection with its own current database and settings; a statement
  * borrows one session exclusively, so the per-request database and settings never leak into
- * another request.
+ * another request. A session whose statement failed is replaced by a new connection before it
+ * is lent again, so that nothing a failed statement left in it reaches another answer.
  */
 public final class ChdbEngine implements AutoCloseable {
 
@@ -46,7 +48,7 @@ public final class ChdbEngine implements AutoCloseable {
 
 	private final @Nullable Path configFile;
 
-	private final List<ChdbSession> sessions = new ArrayList<>();
+	private final int sessionCount;
 
 	private final BlockingQueue<ChdbSession> idle;
 
@@ -56,6 +58,7 @@ public final class ChdbEngine implements AutoCloseable {
 		this.chdb = chdb;
 		this.dataDirectory = dataDirectory;
 		this.configFile = configFile;
+		this.sessionCount = sessionCount;
 		this.idle = new ArrayBlockingQueue<>(sessionCount);
 	}
 
@@ -84,9 +87,7 @@ public final class ChdbEngine implements AutoCloseable {
 				(configFile != null) ? configFile.toAbsolutePath().normalize() : null, sessionCount);
 		try {
 			for (int i = 0; i < sessionCount; i++) {
-				ChdbSession session = engine.connect();
-				engine.sessions.add(session);
-				engine.idle.add(session);
+				engine.idle.add(engine.connect());
 			}
 		}
 		catch (RuntimeException ex) {
@@ -158,7 +159,7 @@ public final class ChdbEngine implements AutoCloseable {
 
 	/** How many statements can run at once. */
 	public int sessionCount() {
-		return this.sessions.size();
+		return this.sessionCount;
 	}
 
 	/**
@@ -175,18 +176,34 @@ public final class ChdbEngine implements AutoCloseable {
 		return withSession((session) -> session.classify(sql));
 	}
 
-	private <T> T withSession(java.util.function.Function<ChdbSession, T> work) throws InterruptedException {
+	private <T> T withSession(Function<ChdbSession, T> work) throws InterruptedException {
 		ChdbSession session;
 		while ((session = this.idle.poll(100, TimeUnit.MILLISECONDS)) == null) {
 			refuseIfClosed();
 		}
 		try {
 			refuseIfClosed();
+			session = renewed(session);
 			return work.apply(session);
 		}
 		finally {
 			this.idle.add(session);
 		}
+	}
+
+	/**
+	 * The session itself, or a new connection in place of a spent one. The new connection is
+	 * opened before the spent one closes: the last connection's closing stops the engine. If no
+	 * connection can be opened, the spent session goes back to the pool unused and this
+	 * statement fails.
+	 */
+	private ChdbSession renewed(ChdbSession session) {
+		if (session.clean()) {
+			return session;
+		}
+		ChdbSession fresh = connect();
+		session.close();
+		return fresh;
 	}
 
 	private void refuseIfClosed() {
@@ -206,7 +223,7 @@ public final class ChdbEngine implements AutoCloseable {
 		this.closed = true;
 		long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
 		try {
-			for (int open = this.sessions.size(); open > 0; open--) {
+			for (int open = this.sessionCount; open > 0; open--) {
 				ChdbSession session = this.idle.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
 				if (session == null) {
 					return;

@@ -17,6 +17,11 @@ import org.jspecify.annotations.Nullable;
  * One chDB connection with the database and settings it currently has. A statement borrows a
  * session exclusively ({@link ChdbEngine#execute}), so its database and settings never leak into
  * another statement; a session re-applies settings only when they change.
+ *
+ * <p>A session whose statement failed is spent: chDB keeps the output a failed statement wrote
+ * before it failed in the connection and hands it out with the next statement's result (its
+ * materialized query path clears the output buffer only on success). A spent session never runs
+ * another statement; the engine replaces its connection ({@link #clean()}).
  */
 final class ChdbSession {
 
@@ -35,6 +40,9 @@ final class ChdbSession {
 	/** Settings this session carries beyond {@link ChdbEngine#SERVER_DEFAULTS}, as last applied. */
 	private Map<String, String> applied = Map.of();
 
+	/** Whether every statement this connection ran succeeded, so it holds no leftover output. */
+	private boolean clean = true;
+
 	ChdbSession(Chdb chdb, Pointer handle) {
 		this.chdb = chdb;
 		this.handle = handle;
@@ -45,6 +53,23 @@ final class ChdbSession {
 	}
 
 	Result execute(Statement statement) {
+		if (!this.clean) {
+			throw new IllegalStateException("A spent chDB session must be replaced, not reused");
+		}
+		// Spent until the statement is known to have succeeded: a failure, or an exception on the
+		// way, leaves the connection's output buffer holding whatever the statement wrote.
+		this.clean = false;
+		Result result = executeOnce(statement);
+		this.clean = !result.failed();
+		return result;
+	}
+
+	/** Whether the session may run another statement: none of its statements failed. */
+	boolean clean() {
+		return this.clean;
+	}
+
+	private Result executeOnce(Statement statement) {
 		if (!statement.database().equals(this.database)) {
 			Result use = run("USE " + ChdbEngine.quoteIdentifier(statement.database()));
 			if (use.failed()) {
@@ -101,22 +126,11 @@ final class ChdbSession {
 		}
 		Result result = run(set.toString());
 		if (result.failed()) {
-			// Some of the changes may have been applied: start from a clean slate next time.
-			resetSettings();
+			// Some of the changes may have been applied: the session is spent and gets replaced.
 			return result;
 		}
 		this.applied = Map.copyOf(wanted);
 		return null;
-	}
-
-	private void resetSettings() {
-		StringBuilder set = new StringBuilder("SET ");
-		ChdbEngine.SERVER_DEFAULTS.forEach((name, value) -> set.append(name).append(" = ").append(value).append(", "));
-		this.applied.keySet().stream()
-			.filter((name) -> !ChdbEngine.SERVER_DEFAULTS.containsKey(name) && SETTING_NAME.matcher(name).matches())
-			.forEach((name) -> set.append(name).append(" = DEFAULT, "));
-		run(set.substring(0, set.length() - 2));
-		this.applied = Map.of();
 	}
 
 	private Result run(String sql) {
