@@ -80,7 +80,8 @@ public final class StateBenchmark {
 			};
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
-			HikariDataSource servicePool = service.bean(HikariDataSource.class);
+			// The service's pool sits behind its statement meters' proxy; the baseline connects as it does.
+			HikariDataSource servicePool = service.bean(DataSource.class).unwrap(HikariDataSource.class);
 			wide.setJdbcUrl(servicePool.getJdbcUrl());
 			wide.setUsername(servicePool.getUsername());
 			wide.setPassword(servicePool.getPassword());
