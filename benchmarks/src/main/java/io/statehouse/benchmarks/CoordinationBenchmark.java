@@ -6,6 +6,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -162,39 +165,32 @@ public final class CoordinationBenchmark {
 		AtomicBoolean stop = new AtomicBoolean();
 		AtomicLong writes = new AtomicLong();
 		AtomicLong lockChanges = new AtomicLong();
-		List<Thread> writers = new ArrayList<>();
+		ExecutorService traffic = Executors.newFixedThreadPool(6);
+		List<Future<?>> callers = new ArrayList<>();
 		// 20 locks, each taken, held 200 ms and released by one of two callers in turn.
 		for (int t = 0; t < 2; t++) {
 			int locker = t;
-			Thread thread = new Thread(() -> {
+			callers.add(traffic.submit(() -> {
 				long n = 0;
 				while (!stop.get()) {
 					String id = "bench:steady-lock:" + locker + ":" + (n++ % 10);
-					try {
-						String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, id, 0);
-						sleep(200);
-						LockBenchmark.release(keeper.http, keeper.baseUrl, id, token);
-					}
-					catch (Exception ex) {
-						throw new IllegalStateException(ex);
-					}
+					String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, id, 0);
+					Thread.sleep(200);
+					LockBenchmark.release(keeper.http, keeper.baseUrl, id, token);
 					lockChanges.addAndGet(2);
 				}
-			});
-			writers.add(thread);
-			thread.start();
+				return null;
+			}));
 		}
 		for (int t = 0; t < 4; t++) {
 			int writer = t;
-			Thread thread = new Thread(() -> {
+			callers.add(traffic.submit(() -> {
 				long n = 0;
 				while (!stop.get()) {
 					put(keeper, "bench:steady:" + writer + ":" + (n++ % 25), -1);
 					writes.incrementAndGet();
 				}
-			});
-			writers.add(thread);
-			thread.start();
+			}));
 		}
 		long began = System.nanoTime();
 		long sampledWrites = 0;
@@ -214,9 +210,11 @@ public final class CoordinationBenchmark {
 			sampledLockChanges = changes;
 		}
 		stop.set(true);
-		for (Thread thread : writers) {
-			thread.join();
+		// A caller that failed fails the benchmark (its figures would be short of its traffic).
+		for (Future<?> caller : callers) {
+			caller.get();
 		}
+		traffic.shutdown();
 	}
 
 	private static void put(Service side, String id, int status) {
@@ -232,15 +230,6 @@ public final class CoordinationBenchmark {
 			catch (java.io.IOException ex) {
 				throw new java.io.UncheckedIOException(ex);
 			}
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
 		}
 	}
 

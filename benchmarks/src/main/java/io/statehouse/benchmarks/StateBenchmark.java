@@ -4,6 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
@@ -118,10 +121,11 @@ public final class StateBenchmark {
 
 	/** PUTs {@value #SEEDED} states from 16 threads, with the given headers (name, value, ...). */
 	static void seed(CloseableHttpClient http, String base, String... headers) throws Exception {
-		List<Thread> threads = new ArrayList<>();
+		ExecutorService seeders = Executors.newFixedThreadPool(16);
+		List<Future<?>> seeded = new ArrayList<>();
 		for (int t = 0; t < 16; t++) {
 			int thread = t;
-			Thread seeder = new Thread(() -> {
+			seeded.add(seeders.submit(() -> {
 				for (int i = thread; i < SEEDED; i += 16) {
 					HttpPut put = new HttpPut(base + "/states/bench:seed:" + i);
 					put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
@@ -130,12 +134,12 @@ public final class StateBenchmark {
 					}
 					expect(http, put, 201);
 				}
-			});
-			threads.add(seeder);
-			seeder.start();
+			}));
 		}
-		for (Thread thread : threads) {
-			thread.join();
+		seeders.shutdown();
+		// A seeder that failed fails the benchmark here, not later as a state missing.
+		for (Future<?> seeder : seeded) {
+			seeder.get();
 		}
 	}
 
