@@ -4,6 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
@@ -35,15 +38,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public final class StateBenchmark {
 
-	static final int SEEDED = 2_000;
-
 	static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
 			+ "{\"replication_key\":\"updated_at\",\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}},\"partial\":{}}";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
-		Duration warmup = Duration.ofSeconds(1);
-		int rounds = Integer.getInteger("rounds", 3);
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
+		int seeded = Parameters.count("seeded", 2_000, 100);
 		try (Service service = Service.start(128)) {
 			CloseableHttpClient http = service.http;
 			String base = service.baseUrl;
@@ -54,16 +56,16 @@ public final class StateBenchmark {
 			String baseline = changelog.replace("changelog`", "baseline_single_insert`");
 			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
 
-			seed(http, base);
+			seed(http, base, seeded);
 
-			System.out.printf("State API on the embedded engine; %d rounds of %d s, medians%n", rounds,
-					measure.toSeconds());
+			System.out.printf("State API on the embedded engine; %d rounds of %s, medians%n", rounds,
+					Parameters.format(measure));
 			Load.Operation httpGet = (caller, n) -> {
-				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % seeded);
 				expect(http, new HttpGet(base + "/states/" + id), 200);
 			};
 			Load.Operation driverGet = (caller, n) -> {
-				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % seeded);
 				if (store.newest(id).isEmpty()) {
 					throw new IllegalStateException("missing " + id);
 				}
@@ -80,7 +82,8 @@ public final class StateBenchmark {
 			};
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
-			HikariDataSource servicePool = service.bean(HikariDataSource.class);
+			// The service's pool sits behind its statement meters' proxy; the baseline connects as it does.
+			HikariDataSource servicePool = service.bean(DataSource.class).unwrap(HikariDataSource.class);
 			wide.setJdbcUrl(servicePool.getJdbcUrl());
 			wide.setUsername(servicePool.getUsername());
 			wide.setPassword(servicePool.getPassword());
@@ -115,13 +118,14 @@ public final class StateBenchmark {
 		}
 	}
 
-	/** PUTs {@value #SEEDED} states from 16 threads, with the given headers (name, value, ...). */
-	static void seed(CloseableHttpClient http, String base, String... headers) throws Exception {
-		List<Thread> threads = new ArrayList<>();
+	/** PUTs {@code count} states, {@code bench:seed:0}…, from 16 threads, with the given headers (name, value, ...). */
+	static void seed(CloseableHttpClient http, String base, int count, String... headers) throws Exception {
+		ExecutorService seeders = Executors.newFixedThreadPool(16);
+		List<Future<?>> seeded = new ArrayList<>();
 		for (int t = 0; t < 16; t++) {
 			int thread = t;
-			Thread seeder = new Thread(() -> {
-				for (int i = thread; i < SEEDED; i += 16) {
+			seeded.add(seeders.submit(() -> {
+				for (int i = thread; i < count; i += 16) {
 					HttpPut put = new HttpPut(base + "/states/bench:seed:" + i);
 					put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
 					for (int h = 0; h < headers.length; h += 2) {
@@ -129,12 +133,12 @@ public final class StateBenchmark {
 					}
 					expect(http, put, 201);
 				}
-			});
-			threads.add(seeder);
-			seeder.start();
+			}));
 		}
-		for (Thread thread : threads) {
-			thread.join();
+		seeders.shutdown();
+		// A seeder that failed fails the benchmark here, not later as a state missing.
+		for (Future<?> seeder : seeded) {
+			seeder.get();
 		}
 	}
 
