@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+import proxy as proxies
 import pytest
 import urllib3
+
+from meltano_state_backend_statehouse import StatehouseStateStoreManager
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STARTED = re.compile(r"Tomcat started on port (\d+)")
 # The Meltano CLI as its console script runs it (run as a module, so that it works from any venv).
-MELTANO = (
-    "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
-)
+MELTANO = "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -128,7 +129,10 @@ def statehouse(
     admin, dev = _secret(), _secret()
     env = {**os.environ}
     for index, (name, secret, scopes, ids) in enumerate(
-        [("meltano-admin", admin, "read,write,admin", "*"), ("meltano-dev", dev, "read,write", "dev:*")]
+        [
+            ("meltano-admin", admin, "read,write,admin", "*"),
+            ("meltano-dev", dev, "read,write", "dev:*"),
+        ]
     ):
         prefix = f"STATEHOUSE_SECURITY_TOKENS_{index}_"
         env[prefix + "NAME"] = name
@@ -216,10 +220,6 @@ class MeltanoProject:
     def environment(self, **overrides: str) -> dict[str, str]:
         return {**self.env, **overrides}
 
-    def command(self, *args: str, **env: str) -> list[str]:
-        del env
-        return [sys.executable, "-c", MELTANO, *args]
-
     def start(
         self, *args: str, env: t.Mapping[str, str] | None = None, cwd: Path | None = None
     ) -> subprocess.Popen[str]:
@@ -239,7 +239,7 @@ class MeltanoProject:
         *args: str,
         env: t.Mapping[str, str] | None = None,
         cwd: Path | None = None,
-        input: str | None = None,  # noqa: A002
+        input: str | None = None,
         check: bool = True,
         timeout: float = 180,
     ) -> Run:
@@ -319,3 +319,31 @@ def loaded(project: MeltanoProject, directory: Path) -> list[int]:
     if not path.exists():
         return []
     return [json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def proxy(statehouse: Statehouse) -> t.Iterator[proxies.Proxy]:
+    """A recording, fault-injecting proxy in front of Statehouse."""
+    recorder, server = proxies.start(statehouse.base_url)
+    yield recorder
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def prefix(request: pytest.FixtureRequest) -> str:
+    """An id prefix of the test's own, so that tests never see each other's states."""
+    return f"{request.node.name[:40]}-{secrets.token_hex(3)}/"
+
+
+@pytest.fixture
+def backend(statehouse: Statehouse, prefix: str) -> t.Callable[..., StatehouseStateStoreManager]:
+    """Backends as Meltano makes them (the URI and the settings as keyword arguments)."""
+
+    def make(uri: str | None = None, **settings: t.Any) -> StatehouseStateStoreManager:
+        settings.setdefault("token", statehouse.admin_token)
+        settings.setdefault("lock_timeout_seconds", 10)
+        settings.setdefault("lock_retry_seconds", 1)
+        return StatehouseStateStoreManager(uri=uri or statehouse.uri(prefix), **settings)
+
+    return make
