@@ -29,6 +29,15 @@ STARTED = re.compile(r"Tomcat started on port (\d+)")
 MELTANO = "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
 
 
+QUIET_MELTANO = {
+    "MELTANO_SEND_ANONYMOUS_USAGE_STATS": "false",
+    "MELTANO_DISABLE_TRACKING": "true",
+    "MELTANO_CLI_DISABLE_VERSION_CHECK": "true",
+    "MELTANO_CLI_LOG_LEVEL": "info",
+    "NO_COLOR": "1",
+}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--statehouse-jar",
@@ -116,12 +125,33 @@ class Statehouse:
         return answer.body if answer.status == 200 else None
 
 
-@pytest.fixture(scope="session")
-def statehouse(
+@dataclass
+class Launch:
+    """A Statehouse process on its way up."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+    admin_token: str
+    dev_token: str
+    service: Statehouse | None = None
+
+    def ready(self) -> Statehouse:
+        if self.service is None:
+            port = _wait_for_port(self.process, self.log, timeout=300)
+            service = Statehouse(
+                port=port, admin_token=self.admin_token, dev_token=self.dev_token, log=self.log
+            )
+            _wait_until_ready(service, timeout=120)
+            self.service = service
+        return self.service
+
+
+@pytest.fixture(scope="session", autouse=True)
+def statehouse_launch(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> t.Iterator[Statehouse]:
-    """Statehouse from the built jar on its embedded engine, with two tokens: an admin one for
-    every id and a read/write one for ``dev:*`` ids only."""
+) -> t.Iterator[Launch]:
+    """Starts Statehouse from the built jar on its embedded engine as the session begins, with
+    two tokens: an admin one for every id and a read/write one for ``dev:*`` ids only."""
     jar = request.config.getoption("--statehouse-jar")
     if not jar or not Path(jar).is_file():
         pytest.fail(f"--statehouse-jar must name the built jar (got {jar!r})")
@@ -159,10 +189,7 @@ def statehouse(
             stderr=subprocess.STDOUT,
         )
     try:
-        port = _wait_for_port(process, log, timeout=240)
-        service = Statehouse(port=port, admin_token=admin, dev_token=dev, log=log)
-        _wait_until_ready(service, timeout=120)
-        yield service
+        yield Launch(process=process, log=log, admin_token=admin, dev_token=dev)
     finally:
         process.terminate()
         try:
@@ -170,6 +197,12 @@ def statehouse(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def statehouse(statehouse_launch: Launch) -> Statehouse:
+    """The running Statehouse."""
+    return statehouse_launch.ready()
 
 
 def _wait_for_port(process: subprocess.Popen[bytes], log: Path, timeout: float) -> int:
@@ -280,31 +313,57 @@ class MeltanoProject:
         )
 
 
-@pytest.fixture(scope="session")
-def meltano_project(
-    statehouse: Statehouse, tmp_path_factory: pytest.TempPathFactory
-) -> MeltanoProject:
-    """The fixture project copied to a scratch directory, its plugins installed once."""
+@dataclass
+class Install:
+    """The fixture project copied to a scratch directory, its plugins being installed."""
+
+    base: Path
+    root: Path
+    process: subprocess.Popen[str]
+    log: Path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def meltano_install(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Install]:
+    """Starts `meltano install` of the fixture project as the session begins (it needs no state
+    backend), so that it runs while the first tests do."""
     base = tmp_path_factory.mktemp("meltano")
     root = base / "project"
     shutil.copytree(FIXTURES / "project", root)
+    log = base / "install.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-c", MELTANO, "install"],
+            cwd=root,
+            env={**os.environ, **QUIET_MELTANO},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    yield Install(base=base, root=root, process=process, log=log)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def meltano_project(meltano_install: Install, statehouse: Statehouse) -> MeltanoProject:
+    """The fixture project with its plugins installed, pointed at Statehouse."""
+    if meltano_install.process.wait(timeout=600) != 0:
+        pytest.fail(f"meltano install failed:\n{meltano_install.log.read_text()[-6000:]}")
+    base = meltano_install.base
     ledger = base / "ledger.jsonl"
     ledger.touch()
     env = {
         **os.environ,
+        **QUIET_MELTANO,
         "MELTANO_STATE_BACKEND_URI": statehouse.uri(),
         "MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN": statehouse.admin_token,
-        "MELTANO_SEND_ANONYMOUS_USAGE_STATS": "false",
-        "MELTANO_DISABLE_TRACKING": "true",
-        "MELTANO_CLI_DISABLE_VERSION_CHECK": "true",
-        "MELTANO_CLI_LOG_LEVEL": "info",
         "TAP_LEDGER_PATH": str(ledger),
         "TARGET_LEDGER_PATH": str(base / "loaded"),
-        "NO_COLOR": "1",
     }
-    project = MeltanoProject(root=root, statehouse=statehouse, ledger=ledger, env=env)
-    project.run("install", timeout=600)
-    return project
+    return MeltanoProject(root=meltano_install.root, statehouse=statehouse, ledger=ledger, env=env)
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
