@@ -1,0 +1,259 @@
+"""Meltano's StateStoreManager on Statehouse's HTTP API.
+
+A state is the Meltano document ``{"completed": ..., "partial": ...}`` at ``/states/{id}``.
+
+Locks are Statehouse leases, held by the process (``leases``). Inside ``meltano run`` (and
+``meltano el``) the first touch of a state id - the extractor's state lookup - takes the id's
+lease and keeps it, renewed in the background, until the process exits: the run reads its
+bookmark and writes every new one under one lease, so two runs of one pipeline never interleave,
+and a write under a lease that lapsed or was superseded is refused by Statehouse (409), never
+applied. Outside a run (``meltano state ...``) each ``update``/``clear`` takes the lease for its
+own duration. Meltano's ``update`` merges a partial state into the stored one with Meltano's own
+``merge`` (read, merge, write): the write carries ``If-Match`` with the version read, so the result
+is exactly Meltano's and nobody's write in between is lost. Statehouse's ``PATCH`` is RFC 7396,
+which differs from Meltano's merge (a null deletes a key there), so the backend does not use it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import typing as t
+import uuid
+from contextlib import contextmanager
+
+import structlog
+from meltano.core.state_store.base import MeltanoState, StateStoreManager
+
+from meltano_state_backend_statehouse.client import (
+    Answer,
+    StatehouseClient,
+    error_for,
+    state_path,
+)
+from meltano_state_backend_statehouse.config import config_from
+from meltano_state_backend_statehouse.errors import (
+    StatehouseError,
+    StatehouseLeaseLostError,
+    describe,
+)
+from meltano_state_backend_statehouse.leases import Lease, keeper_for
+
+if t.TYPE_CHECKING:
+    import sys
+    from collections.abc import Iterable
+
+    if sys.version_info >= (3, 13):
+        from collections.abc import Generator
+    else:
+        from typing_extensions import Generator
+
+logger = logging.getLogger(__name__)
+
+PAGE_SIZE = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ABSENT = ""  # a read that found no state: the write that follows must create it
+
+
+class StatehouseStateStoreManager(StateStoreManager):
+    """State backend on Statehouse (``statehouse://host[:port][/prefix]``)."""
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        token: str | None = None,
+        secure: bool | None = None,
+        prefix: str | None = None,
+        timeout_seconds: float | None = None,
+        lease_seconds: int | None = None,
+        lock_wait_seconds: int | None = None,
+        **kwargs: object,
+    ) -> None:
+        """Read the URI and settings; nothing is sent to Statehouse until the first call.
+
+        Meltano passes every ``state_backend.statehouse.*`` setting by its last name, and its
+        generic ``lock_timeout_seconds``/``lock_retry_seconds``, which leases replace (they are
+        accepted and not used).
+        """
+        super().__init__(**kwargs)
+        self.config = config_from(
+            uri,
+            token=token,
+            secure=secure,
+            prefix=prefix,
+            timeout_seconds=timeout_seconds,
+            lease_seconds=lease_seconds,
+            lock_wait_seconds=lock_wait_seconds,
+        )
+        self._client = StatehouseClient(self.config)
+        self._leases = keeper_for(self.config)
+        # Reads made inside this instance's lock scopes, by Statehouse id: the version (ETag)
+        # the write that completes the scope's read-merge-write must still find.
+        self._scopes: dict[str, int] = {}
+        self._reads: dict[str, str] = {}
+
+    @property
+    def label(self) -> str:
+        """Shown by Meltano as the backend's name."""
+        return "Statehouse"
+
+    def close(self) -> None:
+        """Close this instance's connections (the process's leases live on: see module doc)."""
+        self._client.close()
+
+    def _id(self, state_id: str) -> str:
+        return self.config.prefix + state_id
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, state_id: str) -> MeltanoState | None:
+        """The state, or None; inside a run, after taking the run's lease on it."""
+        sid = self._id(state_id)
+        if _in_meltano_run() and self._leases.held(sid) is None:
+            self._leases.acquire(sid, owner=_owner(), run_scoped=True)
+        answer = self._client.request("GET", state_path(sid))
+        if answer.status == 404:
+            self._remember_read(sid, _ABSENT)
+            return None
+        if answer.status != 200:
+            raise error_for(answer, f"read the state {state_id!r}")
+        self._remember_read(sid, answer.headers.get("ETag", ""))
+        return MeltanoState.from_json(state_id, answer.data.decode())
+
+    def get_state_ids(self, pattern: str | None = None) -> Iterable[str]:
+        """The ids under the prefix; ``pattern`` is a glob (``*`` any run, ``?`` one character,
+        every other character itself - ``%``, ``_``, ``[`` included)."""
+        query: dict[str, str | int] = {"limit": PAGE_SIZE}
+        if pattern and pattern != "*":
+            query["match"] = self.config.prefix + pattern
+        if self.config.prefix:
+            query["prefix"] = self.config.prefix
+        ids: list[str] = []
+        while True:
+            answer = self._client.request("GET", "/states", query=query)
+            if answer.status != 200:
+                raise error_for(answer, "list state ids")
+            page = answer.json()
+            ids.extend(item["id"].removeprefix(self.config.prefix) for item in page["items"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return ids
+            query["cursor"] = cursor
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def set(self, state: MeltanoState) -> None:
+        """Write the document; under a held lease with its token, after a read with its version.
+
+        Raises:
+            StatehouseLeaseLostError: the lease no longer holds the lock: nothing was written.
+            StatehouseError: the state changed since this scope read it, or another refusal.
+        """
+        sid = self._id(state.state_id)
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        lease = self._leases.held(sid)
+        if lease is not None:
+            headers["Lock-Token"] = lease.token
+        read = self._reads.pop(sid, None)
+        if read == _ABSENT:
+            headers["If-None-Match"] = "*"
+        elif read:
+            headers["If-Match"] = read
+        answer = self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
+        if answer.status in (200, 201):
+            return
+        raise self._write_error(answer, lease, f"write the state {state.state_id!r}")
+
+    def delete(self, state_id: str) -> None:
+        """Delete the state (none there is fine); under a held lease with its token."""
+        sid = self._id(state_id)
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        lease = self._leases.held(sid)
+        if lease is not None:
+            headers["Lock-Token"] = lease.token
+        self._reads.pop(sid, None)
+        answer = self._client.request("DELETE", state_path(sid), headers=headers)
+        if answer.status in (204, 404):
+            return
+        raise self._write_error(answer, lease, f"delete the state {state_id!r}")
+
+    def clear_all(self) -> int:
+        """Delete every state under the prefix in one glob delete (needs the ``admin`` scope).
+
+        Leases are not waited for: a run still holding one writes its state again.
+        """
+        answer = self._client.request(
+            "DELETE", "/states", query={"match": self.config.prefix + "*"}
+        )
+        if answer.status != 200:
+            raise error_for(answer, "delete all states")
+        return int(answer.json()["deleted"])
+
+    def _write_error(self, answer: Answer, lease: Lease | None, what: str) -> StatehouseError:
+        problem = answer.problem()
+        if answer.status == 409 and lease is not None:
+            return StatehouseLeaseLostError(
+                f"Statehouse refused to {what}: this run's lease no longer holds the lock, "
+                f"nothing was written ({describe(problem)})",
+                "The lease lapsed or another run took the lock over; run the pipeline again "
+                "(raise state_backend.statehouse.lease_seconds if runs stall longer than it)",
+                problem=problem,
+            )
+        if answer.status == 412:
+            return StatehouseError(
+                f"Statehouse refused to {what}: the state changed after it was read, by a "
+                f"writer that did not take its lock ({describe(problem)})",
+                "Nothing was written; try again",
+                problem=problem,
+            )
+        return error_for(answer, what)
+
+    # -- locks ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def acquire_lock(self, state_id: str, *, retry_seconds: float = 1) -> Generator[None]:
+        """Hold the state id's lease for the scope (inside a run: for the rest of the run).
+
+        Statehouse waits for the lock server-side, so ``retry_seconds`` is not used; the wait
+        is ``state_backend.statehouse.lock_wait_seconds``.
+
+        Raises:
+            StatehouseLockedError: (a StateIDLockedError) held by another run past the wait.
+        """
+        del retry_seconds
+        sid = self._id(state_id)
+        lease = self._leases.held(sid)
+        taken_here = lease is None
+        if lease is None:
+            lease = self._leases.acquire(sid, owner=_owner(), run_scoped=_in_meltano_run())
+        self._scopes[sid] = self._scopes.get(sid, 0) + 1
+        try:
+            yield
+        finally:
+            self._scopes[sid] -= 1
+            if not self._scopes[sid]:
+                del self._scopes[sid]
+                self._reads.pop(sid, None)
+            if taken_here and not lease.run_scoped:
+                self._leases.release(lease)
+
+    def _remember_read(self, sid: str, etag: str) -> None:
+        if sid in self._scopes:
+            self._reads[sid] = etag
+
+
+def _in_meltano_run() -> bool:
+    # `meltano run` and `meltano el` bind the run's id to structlog's context before anything
+    # else happens; nothing else does.
+    return "run_id" in structlog.contextvars.get_contextvars()
+
+
+def _owner() -> str:
+    run_id = structlog.contextvars.get_contextvars().get("run_id")
+    owner = f"meltano@{socket.gethostname()} pid {os.getpid()}"
+    if run_id:
+        owner += f" run {run_id}"
+    return _CONTROL.sub("", owner)[:255]

@@ -1,0 +1,223 @@
+"""The leases this process holds on Statehouse locks: granted with a wait, renewed in the
+background while held, released when their scope ends or the process exits.
+
+A run reads its state through one backend instance and writes it through another (Meltano
+makes one for the extractor's state lookup and one for the loader's bookmarks), so the leases
+belong to the process, one keeper per Statehouse endpoint, not to a backend instance.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import threading
+import time
+import typing as t
+from dataclasses import dataclass, field
+
+from meltano_state_backend_statehouse.client import (
+    GRANT_RETRY,
+    StatehouseClient,
+    error_for,
+    lock_path,
+)
+from meltano_state_backend_statehouse.errors import (
+    StatehouseError,
+    StatehouseLockedError,
+    describe,
+)
+
+if t.TYPE_CHECKING:
+    from meltano_state_backend_statehouse.config import Config
+
+logger = logging.getLogger(__name__)
+
+MAX_WAIT_PER_REQUEST = 60  # Statehouse's limit of waitSeconds
+
+
+@dataclass
+class Lease:
+    """A granted lease: its secret token goes on every write made under it (``Lock-Token``)."""
+
+    lock_id: str
+    token: str = field(repr=False)
+    fencing_token: int
+    ttl_seconds: int
+    run_scoped: bool
+    renewed_at: float = field(default_factory=time.monotonic)
+    lost: str | None = None
+
+
+class LeaseKeeper:
+    """The leases this process holds on one Statehouse endpoint."""
+
+    def __init__(self, config: Config) -> None:
+        """Create a keeper; its renewal thread starts with the first lease."""
+        self._config = config
+        self._client = StatehouseClient(config)
+        self._leases: dict[str, Lease] = {}
+        self._mutex = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._renewer: threading.Thread | None = None
+
+    def held(self, lock_id: str) -> Lease | None:
+        """The lease this process holds on ``lock_id``, if any (lost or not)."""
+        with self._mutex:
+            return self._leases.get(lock_id)
+
+    def acquire(self, lock_id: str, *, owner: str, run_scoped: bool) -> Lease:
+        """Take the lock, waiting up to ``lock_wait_seconds`` for its holder to let go.
+
+        Raises:
+            StatehouseLockedError: still held by another lease when the wait ran out.
+            StatehouseError: Statehouse refused or could not be reached.
+        """
+        deadline = time.monotonic() + self._config.lock_wait_seconds
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            wait = min(MAX_WAIT_PER_REQUEST, math.ceil(remaining))
+            answer = self._client.request(
+                "POST",
+                lock_path(lock_id),
+                body={
+                    "owner": owner,
+                    "ttlSeconds": self._config.lease_seconds,
+                    "waitSeconds": wait,
+                },
+                retries=GRANT_RETRY,
+                extra_read_seconds=wait,
+            )
+            if answer.status == 201:
+                grant = answer.json()
+                lease = Lease(
+                    lock_id=lock_id,
+                    token=str(grant["token"]),
+                    fencing_token=int(grant["fencingToken"]),
+                    ttl_seconds=self._config.lease_seconds,
+                    run_scoped=run_scoped,
+                )
+                self._hold(lease)
+                logger.debug(
+                    "Statehouse lock %r granted (fencing token %d)", lock_id, lease.fencing_token
+                )
+                return lease
+            if answer.status != 423:
+                raise error_for(answer, f"grant the lock {lock_id!r}")
+            if time.monotonic() >= deadline:
+                problem = answer.problem()
+                raise StatehouseLockedError(
+                    f"Could not acquire lock for state_id {lock_id!r} within "
+                    f"{self._config.lock_wait_seconds} s: {describe(problem)}",
+                    "Wait for the run holding it to finish, or raise "
+                    "state_backend.statehouse.lock_wait_seconds",
+                    problem=problem,
+                )
+
+    def release(self, lease: Lease) -> None:
+        """Let the lock go (a lease already lapsed or taken is only logged)."""
+        with self._mutex:
+            if self._leases.get(lease.lock_id) is lease:
+                del self._leases[lease.lock_id]
+        if lease.lost:
+            return
+        try:
+            answer = self._client.request(
+                "DELETE", lock_path(lease.lock_id), headers={"Lock-Token": lease.token}
+            )
+        except StatehouseError as err:
+            logger.warning("Statehouse lock %r not released: %s", lease.lock_id, err)
+            return
+        if answer.status != 204:
+            logger.warning(
+                "Statehouse lock %r not released: %s", lease.lock_id, describe(answer.problem())
+            )
+
+    def release_all(self) -> None:
+        """Stop renewing and release every lease (at the process's exit)."""
+        self._stopping = True
+        self._wake.set()
+        with self._mutex:
+            leases = list(self._leases.values())
+        for lease in leases:
+            self.release(lease)
+        self._client.close()
+
+    def _hold(self, lease: Lease) -> None:
+        with self._mutex:
+            self._leases[lease.lock_id] = lease
+            if self._renewer is None:
+                self._renewer = threading.Thread(
+                    target=self._renew_forever, name="statehouse-lease-renewal", daemon=True
+                )
+                self._renewer.start()
+        self._wake.set()
+
+    def _renew_forever(self) -> None:
+        while not self._stopping:
+            with self._mutex:
+                live = [lease for lease in self._leases.values() if not lease.lost]
+            if not live:
+                self._wake.wait()
+                self._wake.clear()
+                continue
+            now = time.monotonic()
+            due = [lease for lease in live if now - lease.renewed_at >= lease.ttl_seconds / 3]
+            for lease in due:
+                self._renew(lease)
+            next_due = min(lease.renewed_at + lease.ttl_seconds / 3 for lease in live)
+            self._wake.wait(max(0.05, next_due - time.monotonic()))
+            self._wake.clear()
+
+    def _renew(self, lease: Lease) -> None:
+        started = time.monotonic()
+        try:
+            answer = self._client.request(
+                "PUT",
+                lock_path(lease.lock_id),
+                headers={"Lock-Token": lease.token},
+                body={"ttlSeconds": lease.ttl_seconds},
+            )
+        except StatehouseError as err:
+            # Tried again at the next tick; the lease lapses if Statehouse stays away that long.
+            logger.warning("Statehouse lease on %r not renewed: %s", lease.lock_id, err)
+            return
+        if answer.status == 200:
+            lease.renewed_at = started
+        elif 400 <= answer.status < 500 and answer.status not in (401, 403):
+            lease.lost = describe(answer.problem())
+            logger.error(
+                "Statehouse lease on %r is lost; writes under it will be refused: %s",
+                lease.lock_id,
+                lease.lost,
+            )
+        else:
+            logger.warning(
+                "Statehouse lease on %r not renewed: %s",
+                lease.lock_id,
+                describe(answer.problem()),
+            )
+
+
+_keepers: dict[Config, LeaseKeeper] = {}
+_keepers_mutex = threading.Lock()
+
+
+def keeper_for(config: Config) -> LeaseKeeper:
+    """The process's keeper of leases on the endpoint ``config`` describes."""
+    with _keepers_mutex:
+        keeper = _keepers.get(config)
+        if keeper is None:
+            if not _keepers:
+                atexit.register(_release_everything)
+            keeper = _keepers[config] = LeaseKeeper(config)
+        return keeper
+
+
+def _release_everything() -> None:
+    with _keepers_mutex:
+        keepers = list(_keepers.values())
+        _keepers.clear()
+    for keeper in keepers:
+        keeper.release_all()

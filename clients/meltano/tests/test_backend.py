@@ -1,0 +1,378 @@
+"""The StateStoreManager against a real Statehouse: what it stores, lists, locks and retries."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import typing as t
+from urllib.parse import quote
+
+import pytest
+from meltano.core.error import MeltanoError
+from meltano.core.state_store.base import MeltanoState, StateIDLockedError
+from proxy import Fault
+
+from meltano_state_backend_statehouse import (
+    StatehouseError,
+    StatehouseLeaseLostError,
+    StatehouseLockedError,
+)
+from meltano_state_backend_statehouse import (
+    backend as backend_module,
+)
+
+if t.TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conftest import Statehouse
+    from proxy import Proxy
+
+    from meltano_state_backend_statehouse import StatehouseStateStoreManager
+
+    Backend = Callable[..., StatehouseStateStoreManager]
+
+ODD_IDS = [
+    "dev:tap-github-to-target-postgres",
+    "star*id",
+    "question?id",
+    "per%cent",
+    "under_score",
+    "slash/ed",
+    "with space",
+    "café 2024",
+    "emoji 🚀",
+    "semi;colon",
+    "hash#and&amp=",
+    "plus+sign",
+    "back\\slash",
+    "dots...",
+    'quote"s',
+]
+
+
+def _state(state_id: str, completed: t.Any = None, partial: t.Any = None) -> MeltanoState:
+    return MeltanoState(state_id=state_id, completed_state=completed, partial_state=partial)
+
+
+def test_a_state_is_the_meltano_document_at_its_id(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend()
+    manager.set(_state("dev:a", {"singer_state": {"v": 1}}, {}))
+
+    assert statehouse.document(prefix + "dev:a") == {
+        "completed": {"singer_state": {"v": 1}},
+        "partial": {},
+    }
+    got = manager.get("dev:a")
+    assert got == _state("dev:a", {"singer_state": {"v": 1}}, {})
+
+    manager.set(_state("dev:a", {"singer_state": {"v": 2}}, {"singer_state": {"p": 1}}))
+    assert manager.get("dev:a") == _state(
+        "dev:a", {"singer_state": {"v": 2}}, {"singer_state": {"p": 1}}
+    )
+    assert manager.get("does-not-exist") is None
+
+
+@pytest.mark.parametrize("state_id", ODD_IDS)
+def test_any_id_round_trips_and_a_pattern_of_itself_finds_only_it(
+    backend: Backend, statehouse: Statehouse, prefix: str, state_id: str
+) -> None:
+    manager = backend()
+    manager.set(_state(state_id, {"id": state_id}, {}))
+    # Neighbours a LIKE-based or unescaped pattern would also match.
+    decoys = [state_id.replace(c, "X") for c in "*?%_" if c in state_id] + [state_id + "X"]
+    for decoy in decoys:
+        manager.set(_state(decoy, {"id": decoy}, {}))
+
+    assert statehouse.document(prefix + state_id) == {"completed": {"id": state_id}, "partial": {}}
+    assert manager.get(state_id) == _state(state_id, {"id": state_id}, {})
+    expected = {state_id} | {d for d in decoys if _glob_matches(state_id, d)}
+    assert set(manager.get_state_ids(state_id)) == expected
+    assert set(manager.get_state_ids()) == {state_id, *decoys}
+
+    manager.delete(state_id)
+    assert manager.get(state_id) is None
+    assert statehouse.document(prefix + state_id) is None
+
+
+def _glob_matches(pattern: str, candidate: str) -> bool:
+    # Statehouse's glob: * any run, ? one character, everything else itself.
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, candidate, re.DOTALL) is not None
+
+
+def test_patterns_are_globs_over_ids_without_the_prefix(backend: Backend) -> None:
+    manager = backend()
+    ids = ["dev:a-to-b", "dev:a-to-c", "dev:ab-to-c", "prod:a-to-b", "dev:a_to_b", "dev:a%to"]
+    for state_id in ids:
+        manager.set(_state(state_id, {"x": 1}, {}))
+
+    assert set(manager.get_state_ids()) == set(ids)
+    assert set(manager.get_state_ids("*")) == set(ids)
+    assert set(manager.get_state_ids("dev:*")) == set(ids) - {"prod:a-to-b"}
+    assert set(manager.get_state_ids("*-to-b")) == {"dev:a-to-b", "prod:a-to-b"}
+    assert set(manager.get_state_ids("dev:a?to?b")) == {"dev:a-to-b", "dev:a_to_b"}
+    assert set(manager.get_state_ids("dev:a_to*")) == {"dev:a_to_b"}
+    assert set(manager.get_state_ids("dev:a%*")) == {"dev:a%to"}
+    assert set(manager.get_state_ids("nothing*")) == set()
+
+
+def test_listing_follows_every_page(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = backend()
+    ids = {f"dev:p{i}" for i in range(5)}
+    for state_id in ids:
+        manager.set(_state(state_id, {"x": 1}, {}))
+    monkeypatch.setattr(backend_module, "PAGE_SIZE", 2)
+
+    assert set(manager.get_state_ids()) == ids
+    assert set(manager.get_state_ids("dev:p*")) == ids
+    assert {s.state_id for s in manager.get_all()} == ids
+
+
+def test_prefixes_keep_their_ids_apart(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    team_a = backend(statehouse.uri(prefix + "team-a/"))
+    team_b = backend(statehouse.uri(prefix + "team-b/"))
+    team_a.set(_state("dev:x", {"team": "a"}, {}))
+    team_b.set(_state("dev:x", {"team": "b"}, {}))
+
+    assert statehouse.document(prefix + "team-a/dev:x") == {
+        "completed": {"team": "a"},
+        "partial": {},
+    }
+    assert list(team_a.get_state_ids()) == ["dev:x"]
+    assert team_b.get("dev:x") == _state("dev:x", {"team": "b"}, {})
+
+    assert team_a.clear_all() == 1
+    assert team_a.get("dev:x") is None
+    assert team_b.get("dev:x") == _state("dev:x", {"team": "b"}, {})
+
+
+def test_clear_all_is_one_glob_delete(backend: Backend, proxy: Proxy, prefix: str) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    for i in range(3):
+        manager.set(_state(f"dev:c{i}", {"x": i}, {}))
+    before = len(proxy.exchanges)
+
+    assert manager.clear_all() == 3
+
+    sent = proxy.exchanges[before:]
+    assert [(e.method, e.path.split("?")[0]) for e in sent] == [("DELETE", "/states")]
+    assert "match=" + quote(prefix + "*", safe="") in sent[0].path
+    assert list(manager.get_state_ids()) == []
+    assert manager.clear_all() == 0
+
+
+def test_update_merges_partial_state_under_the_lock_with_the_version_read(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    manager.set(_state("dev:m", {"singer_state": {"a": 1}}, {"singer_state": {"b": {"c": 1}}}))
+    before = len(proxy.exchanges)
+
+    manager.update(_state("dev:m", {}, {"singer_state": {"b": {"d": None}, "e": [1]}}))
+
+    assert statehouse.document(prefix + "dev:m") == {
+        "completed": {"singer_state": {"a": 1}},
+        "partial": {"singer_state": {"b": {"c": 1, "d": None}, "e": [1]}},
+    }
+    sent = [(e.method, e.path.split("/")[1], e.status) for e in proxy.exchanges[before:]]
+    assert sent == [
+        ("POST", "locks", 201),
+        ("GET", "states", 200),
+        ("PUT", "states", 200),
+        ("DELETE", "locks", 204),
+    ]
+    grant, read, write = proxy.exchanges[before : before + 3]
+    assert write.headers["Lock-Token"] == grant.json()["token"]
+    assert write.headers["If-Match"] == read.response_headers["ETag"]
+    assert write.headers["Idempotency-Key"]
+    assert statehouse.lock(prefix + "dev:m") is None
+
+
+def test_update_of_a_new_id_creates_it_only_if_still_absent(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    manager.update(_state("dev:new", {}, {"singer_state": {"b": 1}}))
+
+    assert statehouse.document(prefix + "dev:new") == {
+        "completed": {},
+        "partial": {"singer_state": {"b": 1}},
+    }
+    (write,) = proxy.seen("PUT")
+    assert write.headers["If-None-Match"] == "*"
+
+
+def test_a_write_after_someone_changed_the_state_since_the_read_is_refused(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend()
+    manager.set(_state("dev:r", {"v": 1}, {}))
+
+    with manager.acquire_lock("dev:r", retry_seconds=1):
+        current = manager.get("dev:r")
+        assert current is not None
+        statehouse.put(prefix + "dev:r", {"completed": {"v": "intruder"}, "partial": {}})
+        with pytest.raises(StatehouseError) as refused:
+            manager.set(current)
+
+    assert refused.value.problem_type == "urn:statehouse:problem:precondition-failed"
+    assert statehouse.document(prefix + "dev:r")["completed"] == {"v": "intruder"}
+
+
+def test_the_lock_is_held_for_the_scope_and_writes_in_it_carry_its_token(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    with manager.acquire_lock("dev:l", retry_seconds=1):
+        held = statehouse.lock(prefix + "dev:l")
+        assert held is not None
+        assert "meltano@" in held["owner"]
+        manager.set(_state("dev:l", {"v": 1}, {}))
+        manager.delete("dev:l")
+    assert statehouse.lock(prefix + "dev:l") is None
+    (grant,) = proxy.seen("POST")
+    token = grant.json()["token"]
+    assert [e.headers.get("Lock-Token") for e in proxy.seen("PUT")] == [token]
+    assert [e.headers.get("Lock-Token") for e in proxy.seen("DELETE", "/states/.*")] == [token]
+    # Outside the scope, writes carry no token.
+    manager.set(_state("dev:l", {"v": 2}, {}))
+    assert "Lock-Token" not in proxy.seen("PUT")[-1].headers
+
+
+def test_a_lock_held_elsewhere_past_the_wait_is_meltanos_locked_error(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    holder = statehouse.call(
+        "POST",
+        "/locks/" + quote(prefix + "dev:busy", safe=""),
+        body={"owner": "another run", "ttlSeconds": 60},
+    )
+    assert holder.status == 201
+    manager = backend(lock_wait_seconds=1)
+
+    started = time.monotonic()
+    with (
+        pytest.raises(StateIDLockedError) as locked,
+        manager.acquire_lock("dev:busy", retry_seconds=1),
+    ):
+        pytest.fail("the lock was granted while another lease held it")
+
+    assert time.monotonic() - started >= 1
+    assert isinstance(locked.value, StatehouseLockedError)
+    assert isinstance(locked.value, MeltanoError)
+    assert locked.value.problem_type == "urn:statehouse:problem:lock-held"
+    assert "another run" in str(locked.value)
+    assert statehouse.lock(prefix + "dev:busy")["owner"] == "another run"
+
+
+def test_a_lock_let_go_within_the_wait_is_granted(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    path = "/locks/" + quote(prefix + "dev:soon", safe="")
+    holder = statehouse.call("POST", path, body={"owner": "another run", "ttlSeconds": 60})
+    releaser = threading.Timer(
+        1.0,
+        lambda: statehouse.call("DELETE", path, headers={"Lock-Token": holder.body["token"]}),
+    )
+    releaser.start()
+    manager = backend(lock_wait_seconds=30)
+
+    with manager.acquire_lock("dev:soon", retry_seconds=1):
+        assert statehouse.lock(prefix + "dev:soon")["owner"] != "another run"
+    releaser.join()
+
+
+def test_a_lease_is_renewed_while_held(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(lease_seconds=2)
+    with manager.acquire_lock("dev:long", retry_seconds=1):
+        first = statehouse.lock(prefix + "dev:long")
+        time.sleep(4.5)
+        later = statehouse.lock(prefix + "dev:long")
+        assert later is not None
+        assert later["fencingToken"] == first["fencingToken"]
+        assert later["expiresAt"] > first["expiresAt"]
+        manager.set(_state("dev:long", {"v": 1}, {}))
+    assert statehouse.document(prefix + "dev:long")["completed"] == {"v": 1}
+
+
+def test_a_write_under_a_lease_that_lost_the_lock_is_refused_and_changes_nothing(
+    backend: Backend, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend()
+    manager.set(_state("dev:lost", {"v": 1}, {}))
+    path = "/locks/" + quote(prefix + "dev:lost", safe="")
+
+    with manager.acquire_lock("dev:lost", retry_seconds=1):
+        assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
+        successor = statehouse.call("POST", path, body={"owner": "successor", "ttlSeconds": 60})
+        assert successor.status == 201
+        with pytest.raises(StatehouseLeaseLostError) as lost:
+            manager.set(_state("dev:lost", {"v": "stale"}, {}))
+
+    assert lost.value.problem_type == "urn:statehouse:problem:lock-conflict"
+    assert statehouse.document(prefix + "dev:lost")["completed"] == {"v": 1}
+    assert statehouse.lock(prefix + "dev:lost")["owner"] == "successor"
+
+
+def test_503_is_retried_after_retry_after(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    proxy.faults.append(Fault("PUT", "/states/.*", 503, "storage-unavailable", times=2))
+
+    started = time.monotonic()
+    manager.set(_state("dev:busy503", {"v": 1}, {}))
+
+    assert time.monotonic() - started >= 2  # Retry-After: 1, twice
+    puts = proxy.seen("PUT")
+    assert [e.status for e in puts] == [503, 503, 201]
+    assert len({e.headers["Idempotency-Key"] for e in puts}) == 1
+    assert statehouse.document(prefix + "dev:busy503")["completed"] == {"v": 1}
+
+
+def test_a_write_whose_outcome_was_lost_is_retried_with_its_key_and_applied_once(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    proxy.faults.append(
+        Fault("PUT", "/states/.*", 503, "write-outcome-unknown", forward=True, retry_after="0")
+    )
+
+    manager.set(_state("dev:unknown", {"v": 1}, {}))
+
+    first, retry = proxy.seen("PUT")
+    assert first.status == 503
+    assert retry.headers["Idempotency-Key"] == first.headers["Idempotency-Key"]
+    assert retry.response_headers.get("Idempotent-Replayed") == "true"
+    assert [v["operation"] for v in statehouse.versions(prefix + "dev:unknown")] == ["PUT"]
+
+
+def test_refusals_are_meltano_errors_with_statehouses_problem(
+    backend: Backend, statehouse: Statehouse
+) -> None:
+    with pytest.raises(StatehouseError) as unknown:
+        backend(token="sth_not-a-token").get("dev:x")
+    assert isinstance(unknown.value, MeltanoError)
+    assert unknown.value.problem_type == "urn:statehouse:problem:unauthenticated"
+    assert "MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN" in str(unknown.value)
+
+    dev_only = backend(statehouse.uri(), token=statehouse.dev_token)
+    with pytest.raises(StatehouseError) as forbidden:
+        dev_only.set(_state("prod:x", {"v": 1}, {}))
+    assert forbidden.value.problem_type == "urn:statehouse:problem:forbidden"
+    assert "prod:x" in str(forbidden.value)
+
+
+def test_an_unreachable_statehouse_is_a_meltano_error(backend: Backend) -> None:
+    manager = backend("statehouse://127.0.0.1:9/", timeout_seconds=2)
+    with pytest.raises(StatehouseError) as unreachable:
+        manager.get("dev:x")
+    assert "did not answer" in str(unreachable.value)
+    assert unreachable.value.problem is None
