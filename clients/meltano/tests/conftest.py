@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import typing as t
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -175,6 +176,7 @@ def statehouse_launch(
             [
                 "java",
                 "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
                 "-Xmx768m",
                 "-jar",
                 str(Path(jar).resolve()),
@@ -274,7 +276,7 @@ class MeltanoProject:
         cwd: Path | None = None,
         input: str | None = None,
         check: bool = True,
-        timeout: float = 180,
+        timeout: float = 420,
     ) -> Run:
         completed = subprocess.run(
             [sys.executable, "-c", MELTANO, *args],
@@ -290,6 +292,12 @@ class MeltanoProject:
         if check and completed.returncode != 0:
             pytest.fail(f"meltano {' '.join(args)} exited {completed.returncode}:\n{result.output}")
         return result
+
+    def run_all(self, *calls: t.Sequence[str], **common: t.Any) -> list[Run]:
+        """Several independent commands at once (``common``: keywords of ``run`` for all)."""
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            futures = [pool.submit(self.run, *args, **common) for args in calls]
+            return [future.result() for future in futures]
 
     def write_rows(self, ids: t.Iterable[int], path: Path | None = None) -> None:
         with (path or self.ledger).open("a", encoding="utf-8") as rows:
@@ -378,6 +386,11 @@ def loaded(project: MeltanoProject, directory: Path) -> list[int]:
     if not path.exists():
         return []
     return [json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests that run Meltano go last: the plugins' installation runs while the others do.
+    items.sort(key=lambda item: "meltano_project" in getattr(item, "fixturenames", ()))
 
 
 @pytest.fixture

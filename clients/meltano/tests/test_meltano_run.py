@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import typing as t
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from urllib.parse import quote
 
@@ -22,7 +23,7 @@ def _bookmark(document: t.Any, part: str = "completed") -> t.Any:
     return document[part]["singer_state"]["bookmarks"]["rows"]["replication_key_value"]
 
 
-def _wait_for(condition: t.Callable[[], t.Any], what: str, timeout: float = 120) -> t.Any:
+def _wait_for(condition: t.Callable[[], t.Any], what: str, timeout: float = 300) -> t.Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if result := condition():
@@ -118,8 +119,9 @@ def test_two_runs_at_once_one_fails_or_waits_and_never_clobbers(
     assert statehouse.lock(state_id)["owner"] == held["owner"]
     gate.touch()
 
-    assert holder.wait(timeout=180) == 0, holder.communicate()
-    waited_out, waited_err = waiter.communicate(timeout=180)
+    held_out, held_err = holder.communicate(timeout=420)
+    assert holder.returncode == 0, held_out + held_err
+    waited_out, waited_err = waiter.communicate(timeout=420)
     assert waiter.returncode == 0, waited_err
     assert loaded(meltano_project, tmp_path / "first") == [1, 2, 3, 4, 5]
     # The waiter was granted once the first run let go, read its bookmark, found nothing new.
@@ -153,7 +155,7 @@ def test_a_killed_runs_lease_lapses_and_its_token_can_no_longer_write(
             tmp_path,
             "crashed",
             MELTANO_STATE_BACKEND_URI=proxy.uri(),
-            MELTANO_STATE_BACKEND_STATEHOUSE_LEASE_SECONDS="6",
+            MELTANO_STATE_BACKEND_STATEHOUSE_LEASE_SECONDS="10",
             TAP_LEDGER_GATE_PATH=str(tmp_path / "never"),
             TAP_LEDGER_GATE_AFTER="2",
         ),
@@ -202,35 +204,35 @@ def test_a_token_scoped_to_dev_runs_dev_pipelines_and_is_refused_elsewhere(
 ) -> None:
     meltano_project.write_rows(range(1, 4), tmp_path / "ledger.jsonl")
     dev_token = {"MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN": statehouse.dev_token}
+    elsewhere = meltano_project.runner("token-prod")
+    run = ("run", "--state-id-suffix=token", *PIPELINE)
 
-    meltano_project.run(
-        "run", "--state-id-suffix=token", *PIPELINE, env=_pipeline_env(tmp_path, "dev", **dev_token)
-    )
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        dev_run = pool.submit(
+            meltano_project.run, *run, env=_pipeline_env(tmp_path, "dev", **dev_token)
+        )
+        refused, get, clear_all = elsewhere.run_all(
+            ("--environment=prod", *run),
+            ("state", "get", "prod:anything"),
+            ("state", "clear", "--force", "--all"),
+            env=_pipeline_env(tmp_path, "prod", **dev_token),
+            check=False,
+        )
+        dev_run.result()
+
     assert _bookmark(statehouse.document("dev:tap-ledger-to-target-ledger:token")) == 3
     versions = statehouse.versions("dev:tap-ledger-to-target-ledger:token")
     assert {v["writtenBy"] for v in versions} == {"meltano-dev"}
 
-    refused = meltano_project.run(
-        "--environment=prod",
-        "run",
-        "--state-id-suffix=token",
-        *PIPELINE,
-        env=_pipeline_env(tmp_path, "prod", **dev_token),
-        check=False,
-    )
     assert refused.returncode != 0
     assert "urn:statehouse:problem:forbidden" in refused.output
     assert "prod:tap-ledger-to-target-ledger:token" in refused.output
     assert loaded(meltano_project, tmp_path / "prod") == []
     assert statehouse.document("prod:tap-ledger-to-target-ledger:token") is None
 
-    get = meltano_project.run("state", "get", "prod:anything", env=dev_token, check=False)
     assert get.returncode != 0
     assert "urn:statehouse:problem:forbidden" in get.output
     assert "Use a token whose scopes and id globs cover this state id" in get.output
-    clear_all = meltano_project.run(
-        "state", "clear", "--force", "--all", env=dev_token, check=False
-    )
     assert clear_all.returncode != 0
     assert "urn:statehouse:problem:forbidden" in clear_all.output
     assert statehouse.document("dev:tap-ledger-to-target-ledger:token") is not None

@@ -12,7 +12,7 @@ import pytest
 if t.TYPE_CHECKING:
     from pathlib import Path
 
-    from conftest import MeltanoProject, Statehouse
+    from conftest import MeltanoProject, Run, Statehouse
     from proxy import Proxy
 
 PIPELINE_ID = "dev:tap-ledger-to-target-ledger"  # names the project's plugins
@@ -24,20 +24,27 @@ def _singer(**bookmarks: t.Any) -> dict[str, t.Any]:
 
 
 @pytest.fixture
-def cli(meltano_project: MeltanoProject, proxy: Proxy, prefix: str) -> t.Callable[..., t.Any]:
+def cli(meltano_project: MeltanoProject, proxy: Proxy, prefix: str) -> Cli:
     """`meltano state ...` in the project, through the recording proxy, under the test's prefix."""
-    env = {"MELTANO_STATE_BACKEND_URI": proxy.uri(quote(prefix, safe=""))}
+    return Cli(meltano_project, {"MELTANO_STATE_BACKEND_URI": proxy.uri(quote(prefix, safe=""))})
 
-    def state(*args: str, **kwargs: t.Any) -> t.Any:
-        kwargs.setdefault("env", {})
-        kwargs["env"] = {**env, **kwargs["env"]}
-        return meltano_project.run("state", *args, **kwargs)
 
-    return state
+class Cli:
+    def __init__(self, project: MeltanoProject, env: dict[str, str]) -> None:
+        self.project, self.env = project, env
+
+    def __call__(self, *args: str, **kwargs: t.Any) -> Run:
+        kwargs["env"] = {**self.env, **kwargs.get("env", {})}
+        return self.project.run("state", *args, **kwargs)
+
+    def all(self, *calls: t.Sequence[str], **kwargs: t.Any) -> list[Run]:
+        """Independent commands at once."""
+        kwargs["env"] = {**self.env, **kwargs.get("env", {})}
+        return self.project.run_all(*(("state", *c) for c in calls), **kwargs)
 
 
 def test_set_get_list_merge_and_clear(
-    cli: t.Callable[..., t.Any], statehouse: Statehouse, proxy: Proxy, prefix: str, tmp_path: Path
+    cli: Cli, statehouse: Statehouse, proxy: Proxy, prefix: str, tmp_path: Path
 ) -> None:
     cli("set", "--force", PIPELINE_ID, json.dumps(_singer(rows={"replication_key_value": 3})))
     assert statehouse.document(prefix + PIPELINE_ID) == {
@@ -49,41 +56,49 @@ def test_set_get_list_merge_and_clear(
     assert write.headers["Lock-Token"] == grant.json()["token"]
     assert statehouse.lock(prefix + PIPELINE_ID) is None
 
-    cli("set", "--force", ODD_ID, json.dumps(_singer(odd={"v": 1})))
+    statehouse.put(
+        prefix + "prod:other-to-x", {"completed": _singer(other={"v": 2}), "partial": {}}
+    )
     state_file = tmp_path / "state.json"
-    state_file.write_text(json.dumps(_singer(other={"v": 2})))
-    cli("set", "--force", "prod:other-to-x", "--input-file", str(state_file))
-    cli("set", "--force", "--no-validate", "dev:free-form", json.dumps({"anything": [1]}))
-    assert statehouse.document(prefix + "prod:other-to-x")["completed"] == _singer(other={"v": 2})
+    state_file.write_text(json.dumps(_singer(odd={"v": 1})))
+    cli.all(
+        ("set", "--force", ODD_ID, "--input-file", str(state_file)),
+        ("set", "--force", "--no-validate", "dev:free-form", json.dumps({"anything": [1]})),
+    )
+    assert statehouse.document(prefix + ODD_ID)["completed"] == _singer(odd={"v": 1})
     assert statehouse.document(prefix + "dev:free-form")["completed"] == {"anything": [1]}
 
-    got = cli("get", PIPELINE_ID)
+    got, pretty, everything, dev, odd = cli.all(
+        ("get", PIPELINE_ID),
+        ("get", "--format=pretty", ODD_ID),
+        ("list",),
+        ("list", "--pattern", "dev:*"),
+        ("list", "--pattern", ODD_ID),
+    )
     assert json.loads(got.stdout) == _singer(rows={"replication_key_value": 3})
-    pretty = cli("get", "--format=pretty", ODD_ID)
     assert json.loads(pretty.stdout) == _singer(odd={"v": 1})
+    assert _listed(everything) == {PIPELINE_ID, ODD_ID, "prod:other-to-x", "dev:free-form"}
+    assert _listed(dev) == {PIPELINE_ID, "dev:free-form"}
+    assert _listed(odd) == {ODD_ID}
 
-    everything = {PIPELINE_ID, ODD_ID, "prod:other-to-x", "dev:free-form"}
-    assert _listed(cli("list")) == everything
-    assert _listed(cli("list", "--pattern", "dev:*")) == {PIPELINE_ID, "dev:free-form"}
-    assert _listed(cli("list", "--pattern", ODD_ID)) == {ODD_ID}
-    assert _listed(cli("list", "--pattern", "*-to-?")) == {"prod:other-to-x"}
-    assert {i.removeprefix(prefix) for i in statehouse.ids(prefix + "*")} == everything
-
-    cli("merge", PIPELINE_ID, json.dumps(_singer(extra={"v": 1})))
+    # Three merges into one state at once: each takes the lease in turn, none is lost.
     merge_file = tmp_path / "merge.json"
     merge_file.write_text(json.dumps(_singer(rows={"note": None})))
-    cli("merge", PIPELINE_ID, "--input-file", str(merge_file))
-    cli("merge", PIPELINE_ID, "--from-state-id", "prod:other-to-x")
+    cli.all(
+        ("merge", PIPELINE_ID, json.dumps(_singer(extra={"v": 1}))),
+        ("merge", PIPELINE_ID, "--input-file", str(merge_file)),
+        ("merge", PIPELINE_ID, "--from-state-id", "prod:other-to-x"),
+    )
     assert statehouse.document(prefix + PIPELINE_ID) == {
         "completed": _singer(rows={"replication_key_value": 3}),
         "partial": _singer(extra={"v": 1}, rows={"note": None}, other={"v": 2}),
     }
-    assert json.loads(cli("get", PIPELINE_ID).stdout) == _singer(
+    merged, _ = cli.all(("get", PIPELINE_ID), ("clear", "--force", "dev:free-form"))
+    assert json.loads(merged.stdout) == _singer(
         rows={"replication_key_value": 3, "note": None}, extra={"v": 1}, other={"v": 2}
     )
-
-    cli("clear", "--force", "dev:free-form")
     assert statehouse.document(prefix + "dev:free-form") is None
+
     before = len(proxy.exchanges)
     cleared = cli("clear", "--force", "--all")
     assert "3 state(s) were successfully cleared" in cleared.output
@@ -92,12 +107,12 @@ def test_set_get_list_merge_and_clear(
     assert statehouse.ids(prefix + "*") == set()
 
 
-def _listed(run: t.Any) -> set[str]:
+def _listed(run: Run) -> set[str]:
     return {line.strip() for line in run.stdout.splitlines() if line.strip()}
 
 
 def test_copy_move_edit_export_and_import(
-    cli: t.Callable[..., t.Any], statehouse: Statehouse, prefix: str, tmp_path: Path
+    cli: Cli, statehouse: Statehouse, prefix: str, tmp_path: Path
 ) -> None:
     statehouse.put(
         prefix + "dev:src-to-x",
@@ -134,6 +149,8 @@ def test_copy_move_edit_export_and_import(
         "dev:moved-to-x": statehouse.document(prefix + "dev:moved-to-x"),
     }
 
+    partial_dump = tmp_path / "partial-export.json"
+    partial_dump.write_text(json.dumps({"dev:stdin-to-x": {"completed": _singer(s={"v": 1})}}))
     dump = tmp_path / "export.json"
     dump.write_text(
         json.dumps(
@@ -143,7 +160,10 @@ def test_copy_move_edit_export_and_import(
             }
         )
     )
-    cli("import", str(dump))
+    cli.all(
+        ("import", str(dump)),
+        ("import", str(partial_dump)),
+    )
     assert statehouse.document(prefix + "dev:dst-to-x") == {
         "completed": _singer(imported={"v": 1}),
         "partial": {},
@@ -152,7 +172,6 @@ def test_copy_move_edit_export_and_import(
         "completed": {},
         "partial": _singer(p={"v": 1}),
     }
-    cli("import", input=json.dumps({"dev:stdin-to-x": {"completed": _singer(s={"v": 1})}}))
     assert statehouse.document(prefix + "dev:stdin-to-x") == {
         "completed": _singer(s={"v": 1}),
         "partial": None,

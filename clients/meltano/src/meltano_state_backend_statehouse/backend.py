@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_ABSENT = ""  # a read that found no state: the write that follows must create it
+_NOT_READ = object()  # no read in this lock scope: the write is unconditional
 
 
 class StatehouseStateStoreManager(StateStoreManager):
@@ -93,7 +93,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         # Reads made inside this instance's lock scopes, by Statehouse id: the version (ETag)
         # the write that completes the scope's read-merge-write must still find.
         self._scopes: dict[str, int] = {}
-        self._reads: dict[str, str] = {}
+        self._reads: dict[str, str | None] = {}  # None: the read found no state
 
     @property
     def label(self) -> str:
@@ -116,11 +116,11 @@ class StatehouseStateStoreManager(StateStoreManager):
             self._leases.acquire(sid, owner=_owner(), run_scoped=True)
         answer = self._client.request("GET", state_path(sid))
         if answer.status == 404:
-            self._remember_read(sid, _ABSENT)
+            self._remember_read(sid, None)
             return None
         if answer.status != 200:
             raise error_for(answer, f"read the state {state_id!r}")
-        self._remember_read(sid, answer.headers.get("ETag", ""))
+        self._remember_read(sid, answer.headers["ETag"])
         return MeltanoState.from_json(state_id, answer.data.decode())
 
     def get_state_ids(self, pattern: str | None = None) -> Iterable[str]:
@@ -157,10 +157,10 @@ class StatehouseStateStoreManager(StateStoreManager):
         lease = self._leases.held(sid)
         if lease is not None:
             headers["Lock-Token"] = lease.token
-        read = self._reads.pop(sid, None)
-        if read == _ABSENT:
+        read = self._reads.pop(sid, _NOT_READ)
+        if read is None:
             headers["If-None-Match"] = "*"
-        elif read:
+        elif isinstance(read, str):
             headers["If-Match"] = read
         answer = self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
         if answer.status in (200, 201):
@@ -240,7 +240,7 @@ class StatehouseStateStoreManager(StateStoreManager):
             if taken_here and not lease.run_scoped:
                 self._leases.release(lease)
 
-    def _remember_read(self, sid: str, etag: str) -> None:
+    def _remember_read(self, sid: str, etag: str | None) -> None:
         if sid in self._scopes:
             self._reads[sid] = etag
 
