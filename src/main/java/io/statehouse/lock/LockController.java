@@ -69,19 +69,18 @@ class LockController {
 			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
 					+ "grant's for this id.",
-			responses = @ApiResponse(responseCode = "201", description = "Granted", headers = @Header(name = LockToken.HEADER,
-			description = "The lease's secret token, as in the body", schema = @Schema(type = "string", format = "uuid")),
-			links = { @Link(name = "RenewLock", operationId = "renewLock",
-					parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
-							@LinkParameter(name = LockToken.HEADER, expression = "$response.body#/token") },
-					description = "Renew the lease"),
-					@Link(name = "ReleaseLock", operationId = "releaseLock",
+			responses = @ApiResponse(responseCode = "201", description = "Granted",
+					headers = @Header(name = LockToken.HEADER, description = "The lease's secret token, as in the body",
+							schema = @Schema(type = "string", format = "uuid")),
+					links = { @Link(name = "RenewLock", operationId = "renewLock", description = "Renew the lease",
 							parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
-									@LinkParameter(name = LockToken.HEADER, expression = "$response.body#/token") },
-							description = "Release the lease"),
-					@Link(name = "GetLock", operationId = "getLock",
-							parameters = @LinkParameter(name = "id", expression = "$request.path.id"),
-							description = "Who holds the lock") }))
+									@LinkParameter(name = LockToken.HEADER, expression = "$response.body#/token") }),
+							@Link(name = "ReleaseLock", operationId = "releaseLock", description = "Release the lease",
+									parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
+											@LinkParameter(name = LockToken.HEADER,
+													expression = "$response.body#/token") }),
+							@Link(name = "GetLock", operationId = "getLock", description = "Who holds the lock",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }))
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
@@ -107,7 +106,8 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid")) @RequestHeader(LockToken.HEADER) String token,
+			@Parameter(description = "The lease's token",
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
 				: null;
@@ -125,8 +125,9 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock, or none was given",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String token,
+			@Parameter(description = "The lease's token",
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
 		// A malformed token is refused (400) whatever else the request says, force included.
 		LockToken lease = (token != null) ? LockToken.parse(token) : null;

@@ -86,7 +86,8 @@ class StateController {
 
 	private static final String IDEMPOTENCY_KEY_PATTERN = "^[\\x21-\\x7E]{1,255}$";
 
-	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile(IDEMPOTENCY_KEY_PATTERN);
+	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern
+		.compile(IDEMPOTENCY_KEY_PATTERN);
 
 	private final StateService states;
 
@@ -181,15 +182,17 @@ class StateController {
 	@WriteResponses
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body,
-			@Parameter(description = IF_MATCH, schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
-					required = false) @Nullable String ifNoneMatch,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
+							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
@@ -238,15 +241,17 @@ class StateController {
 	@WriteResponses
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body,
-			@Parameter(description = IF_MATCH, schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
-					required = false) @Nullable String ifNoneMatch,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
+							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
@@ -269,12 +274,14 @@ class StateController {
 		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = IF_MATCH, schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) {
 		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
