@@ -16,6 +16,11 @@ public class LockConflictException extends ProblemException {
 				+ "' now: it expired, was released, or belongs to another holder.");
 	}
 
+	static LockConflictException noToken(String id) {
+		return new LockConflictException("Releasing lock '" + id + "' needs its holder's Lock-Token (or force=true, "
+				+ "with the admin scope).");
+	}
+
 	/**
 	 * A write under a lease on {@code id} that a newer lease superseded.
 	 * @param current the fencing token of the newer lease

@@ -5,12 +5,14 @@ import java.time.Instant;
 import java.util.List;
 
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Ids;
-import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.headers.Header;
+import io.swagger.v3.oas.annotations.links.Link;
+import io.swagger.v3.oas.annotations.links.LinkParameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -45,6 +47,15 @@ import org.springframework.web.bind.annotation.RestController;
 		+ "each other")
 class LockController {
 
+	/**
+	 * An owner: no control character, and one character at least that is not blank (as
+	 * {@code @NotBlank} reads it: neither a control character, a space, nor another of
+	 * {@link Character#isWhitespace}'s). Spelled out so that the API description says the same.
+	 */
+	private static final String OWNER = "^[^\\x00-\\x1F\\x7F]*"
+			+ "[^\\x00-\\x20\\x7F\\u1680\\u2000-\\u2006\\u2008-\\u200A\\u2028\\u2029\\u205F\\u3000]"
+			+ "[^\\x00-\\x1F\\x7F]*$";
+
 	private final LockService locks;
 
 	LockController(LockService locks) {
@@ -57,9 +68,19 @@ class LockController {
 	@Operation(operationId = "acquireLock", summary = "Acquire a lease",
 			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
-					+ "grant's for this id.")
-	@ApiResponse(responseCode = "201", description = "Granted", headers = @Header(name = LockToken.HEADER,
-			description = "The lease's secret token, as in the body", schema = @Schema(type = "string", format = "uuid")))
+					+ "grant's for this id.",
+			responses = @ApiResponse(responseCode = "201", description = "Granted",
+					headers = @Header(name = LockToken.HEADER, description = "The lease's secret token, as in the body",
+							schema = @Schema(type = "string", format = "uuid")),
+					links = { @Link(name = "RenewLock", operationId = "renewLock", description = "Renew the lease",
+							parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
+									@LinkParameter(name = LockToken.HEADER, expression = "$response.body#/token") }),
+							@Link(name = "ReleaseLock", operationId = "releaseLock", description = "Release the lease",
+									parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
+											@LinkParameter(name = LockToken.HEADER,
+													expression = "$response.body#/token") }),
+							@Link(name = "GetLock", operationId = "getLock", description = "Who holds the lock",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }))
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
@@ -76,12 +97,17 @@ class LockController {
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "renewLock", summary = "Renew a lease",
-			description = "Extends the lease held by `Lock-Token` by `ttlSeconds` (default: the lease's own duration).")
-	@ApiResponse(responseCode = "200", description = "Renewed")
+			description = "Extends the lease held by `Lock-Token` by `ttlSeconds` (default: the lease's own duration).",
+			responses = @ApiResponse(responseCode = "200", description = "Renewed", links = @Link(name = "ReleaseLock",
+					operationId = "releaseLock",
+					parameters = { @LinkParameter(name = "id", expression = "$request.path.id"),
+							@LinkParameter(name = LockToken.HEADER, expression = "$response.body#/token") },
+					description = "Release the lease")))
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(LockToken.HEADER) String token,
+			@Parameter(description = "The lease's token",
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
 				: null;
@@ -96,20 +122,25 @@ class LockController {
 	@ApiResponse(responseCode = "204", description = "Released")
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
+	@ApiResponse(responseCode = "409", description = "The token does not hold the lock, or none was given",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String token,
+			@Parameter(description = "The lease's token",
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
+		// A malformed token is refused (400) whatever else the request says, force included.
+		LockToken lease = (token != null) ? LockToken.parse(token) : null;
 		if (force) {
 			this.locks.forceRelease(id);
 		}
-		else if (token != null) {
-			this.locks.release(id, LockToken.parse(token));
+		else if (lease != null) {
+			this.locks.release(id, lease);
 		}
 		else {
-			throw new InvalidRequestException("Releasing needs the lease's Lock-Token (or force=true).");
+			// Whoever shows no token does not hold the lock, as whoever shows another's does not.
+			this.locks.get(id);
+			throw LockConflictException.noToken(id);
 		}
 		return ResponseEntity.noContent().build();
 	}
@@ -131,6 +162,7 @@ class LockController {
 	LockPage list(@RequestParam(defaultValue = "") @Pattern(regexp = Ids.PREFIX_PATTERN,
 			message = Ids.PREFIX_DESCRIPTION) String prefix,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
+			@Parameter(description = Cursors.DOC, schema = @Schema(type = "string", pattern = Cursors.PATTERN))
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
 		Page<Lease> page = this.locks.live(prefix, limit, cursor, caller.ids());
 		return new LockPage(page.items().stream().map(LockView::of).toList(), page.nextCursor());
@@ -142,8 +174,10 @@ class LockController {
 	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default 60
 	 * @param waitSeconds how long to wait for a held lock: 0–60, default 0
 	 */
-	record AcquireRequest(@NotBlank @Size(max = 255) @Pattern(regexp = "[^\\p{Cntrl}]*") String owner,
-			@Min(1) @Max(3600) @Nullable Integer ttlSeconds, @Min(0) @Max(60) @Nullable Integer waitSeconds) {
+	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
+	record AcquireRequest(@NotBlank @Size(min = 1, max = 255) @Pattern(regexp = OWNER) String owner,
+			@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds,
+			@Schema(types = { "integer", "null" }) @Min(0) @Max(60) @Nullable Integer waitSeconds) {
 
 		int ttlOrDefault() {
 			return (this.ttlSeconds != null) ? this.ttlSeconds : 60;
@@ -159,7 +193,8 @@ class LockController {
 	 * A renewal.
 	 * @param ttlSeconds the new lease duration from now: 1–3600
 	 */
-	record RenewRequest(@Min(1) @Max(3600) @Nullable Integer ttlSeconds) {
+	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
+	record RenewRequest(@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds) {
 	}
 
 	/**

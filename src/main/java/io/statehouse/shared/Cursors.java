@@ -9,6 +9,16 @@ import java.util.Base64;
 /** Opaque paging cursors: the last id of a page, URL-safe. */
 public final class Cursors {
 
+	/**
+	 * What a cursor looks like: URL-safe Base64 without padding. (Not every such text is a cursor:
+	 * only the encoding of an id is.)
+	 */
+	public static final String PATTERN = "^[A-Za-z0-9_-]{2,1360}$";
+
+	/** What the API description says of a cursor. */
+	public static final String DOC = "A `nextCursor` this service answered, as it was: opaque. Any other text is "
+			+ "refused with 400.";
+
 	private Cursors() {
 	}
 

@@ -12,6 +12,9 @@ public record Glob(String text) {
 
 	private static final Pattern GLOB = Pattern.compile(Ids.GLOB_PATTERN);
 
+	/** What a client is told when its glob is not one. */
+	public static final String DESCRIPTION = "A glob is 1-255 characters without control characters.";
+
 	/** A glob every id matches. */
 	public static final Glob ANY = new Glob("*");
 
@@ -20,7 +23,7 @@ public record Glob(String text) {
 	 */
 	public Glob {
 		if (!GLOB.matcher(text).matches()) {
-			throw new InvalidRequestException("A glob is 1-255 characters without control characters.");
+			throw new InvalidRequestException(DESCRIPTION);
 		}
 	}
 

@@ -11,17 +11,21 @@ import java.util.regex.Pattern;
  */
 public final class Ids {
 
-	/** A character of an id: not a control character, nor half of a surrogate pair. */
-	private static final String CHARACTER = "[^\\p{Cc}\\p{Cs}]";
+	/**
+	 * A character of an id: not a control character ({@code \p{Cc}}). Spelled as ranges, and the
+	 * patterns anchored, so that the API description's patterns (JSON Schema: unanchored, in
+	 * whatever regular-expression engine a client has) mean what they mean here.
+	 */
+	private static final String CHARACTER = "[^\\x00-\\x1F\\x7F-\\x9F]";
 
 	/** A whole id. */
-	public static final String PATTERN = "(?!\\.\\.?$)" + CHARACTER + "{1,255}";
+	public static final String PATTERN = "^(?!\\.\\.?$)" + CHARACTER + "{1,255}$";
 
 	/** The start of an id, for listing by prefix (empty: every id). */
-	public static final String PREFIX_PATTERN = CHARACTER + "{0,255}";
+	public static final String PREFIX_PATTERN = "^" + CHARACTER + "{0,255}$";
 
 	/** A glob over ids ({@link Glob}). */
-	static final String GLOB_PATTERN = CHARACTER + "{1,255}";
+	public static final String GLOB_PATTERN = "^" + CHARACTER + "{1,255}$";
 
 	/** What a client is told when its id is not one. */
 	public static final String DESCRIPTION = "An id is 1-255 characters without control characters, "
@@ -41,9 +45,13 @@ public final class Ids {
 	private Ids() {
 	}
 
-	/** Whether the text is an id. */
+	/**
+	 * Whether the text is an id. Nor is text with half of a surrogate pair, which only a Java
+	 * string can hold (a request's path and parameters are decoded from UTF-8, where none can be).
+	 */
 	public static boolean isValid(String text) {
-		return ID.matcher(text).matches();
+		return ID.matcher(text).matches()
+				&& text.codePoints().noneMatch((c) -> Character.getType(c) == Character.SURROGATE);
 	}
 
 }

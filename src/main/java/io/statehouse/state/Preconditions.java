@@ -17,6 +17,12 @@ import org.jspecify.annotations.Nullable;
  */
 record Preconditions(@Nullable Long ifMatch, boolean ifMatchAny, boolean ifNoneMatchAny) {
 
+	/** What an {@code If-Match} on a write may be (surrounding blanks aside), for the API description. */
+	static final String IF_MATCH = "^(\\*|\"[0-9]{1,18}\")$";
+
+	/** What an {@code If-None-Match} on a write may be, for the API description. */
+	static final String IF_NONE_MATCH = "^\\*$";
+
 	private static final Pattern ENTITY_TAG = Pattern.compile("\"(\\d{1,18})\"");
 
 	/**

@@ -17,6 +17,7 @@ import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.lock.LockToken;
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.InvalidRequestException;
@@ -24,6 +25,8 @@ import io.statehouse.shared.Page;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.headers.Header;
+import io.swagger.v3.oas.annotations.links.Link;
+import io.swagger.v3.oas.annotations.links.LinkParameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
@@ -81,7 +84,10 @@ class StateController {
 
 	private static final String REPLAYED_DOC = "`true` when this answers an earlier write with the same `Idempotency-Key`";
 
-	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern.compile("[\\x21-\\x7e]{1,255}");
+	private static final String IDEMPOTENCY_KEY_PATTERN = "^[\\x21-\\x7E]{1,255}$";
+
+	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern
+		.compile(IDEMPOTENCY_KEY_PATTERN);
 
 	private final StateService states;
 
@@ -138,19 +144,55 @@ class StateController {
 	@Operation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
-					+ "makes a retry answer like the first attempt instead of writing again.")
+					+ "makes a retry answer like the first attempt instead of writing again.",
+			responses = { @ApiResponse(responseCode = "200", description = "Written",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
+							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
+					@ApiResponse(responseCode = "201", description = "Created",
+							content = @Content(schema = @Schema(type = "object")),
+							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
+									schema = @Schema(type = "string")),
+									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+											schema = @Schema(type = "string")),
+									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
+											schema = @Schema(type = "string")),
+									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+											schema = @Schema(type = "string")) },
+							links = { @Link(name = "GetState", operationId = "getState",
+									description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+									@Link(name = "GetStateVersions", operationId = "getStateVersions",
+											description = "Its history",
+											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+											parameters = @LinkParameter(name = "id",
+													expression = "$request.path.id")) }) })
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
 	@WriteResponses
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body,
-			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
-					required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+			@Parameter(description = IF_NONE_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
+							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
+			@Parameter(description = IDEMPOTENCY_KEY_DOC,
+					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
@@ -161,19 +203,55 @@ class StateController {
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
-					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
+					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.",
+			responses = { @ApiResponse(responseCode = "200", description = "Written",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
+							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
+					@ApiResponse(responseCode = "201", description = "Created",
+							content = @Content(schema = @Schema(type = "object")),
+							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
+									schema = @Schema(type = "string")),
+									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+											schema = @Schema(type = "string")),
+									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
+											schema = @Schema(type = "string")),
+									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+											schema = @Schema(type = "string")) },
+							links = { @Link(name = "GetState", operationId = "getState",
+									description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+									@Link(name = "GetStateVersions", operationId = "getStateVersions",
+											description = "Its history",
+											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+											parameters = @LinkParameter(name = "id",
+													expression = "$request.path.id")) }) })
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
 	@WriteResponses
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body,
-			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH) @RequestHeader(name = HttpHeaders.IF_NONE_MATCH,
-					required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+			@Parameter(description = IF_NONE_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
+							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
+			@Parameter(description = IDEMPOTENCY_KEY_DOC,
+					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
@@ -196,11 +274,14 @@ class StateController {
 		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = IF_MATCH) @RequestHeader(name = HttpHeaders.IF_MATCH,
+			@Parameter(description = IF_MATCH,
+					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
 					required = false) @Nullable String ifMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
+			@Parameter(description = IDEMPOTENCY_KEY_DOC,
+					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = LOCK_TOKEN_DOC,
+					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
 					required = false) @Nullable String lockToken,
 			Caller caller) {
 		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
@@ -215,8 +296,10 @@ class StateController {
 	StatePage list(
 			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN,
 					message = Ids.PREFIX_DESCRIPTION) @Nullable String prefix,
-			@RequestParam(required = false) @Nullable String match,
+			@RequestParam(required = false) @Pattern(regexp = Ids.GLOB_PATTERN,
+					message = Glob.DESCRIPTION) @Nullable String match,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
+			@Parameter(description = Cursors.DOC, schema = @Schema(type = "string", pattern = Cursors.PATTERN))
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
 		Page<StateSummary> page = this.states.list(prefix, (match != null) ? new Glob(match) : null, limit, cursor,
 				caller.ids());
@@ -228,7 +311,9 @@ class StateController {
 	@Operation(operationId = "deleteStates", summary = "Delete every state whose id matches a glob",
 			description = "Meltano's `state clear --all` is `match=*`. Deletes only ids the token may touch; answers "
 					+ "how many this call deleted.")
-	Map<String, Integer> deleteMatching(@RequestParam String match, Caller caller) {
+	Map<String, Integer> deleteMatching(
+			@RequestParam @Pattern(regexp = Ids.GLOB_PATTERN, message = Glob.DESCRIPTION) String match,
+			Caller caller) {
 		return Map.of("deleted", this.states.deleteMatching(new Glob(match), caller));
 	}
 
@@ -269,20 +354,12 @@ class StateController {
 	record StatePage(List<StateSummary> items, @Schema(types = { "string", "null" }) @Nullable String nextCursor) {
 	}
 
-	/** What PUT and PATCH answer (the same, but for what they write). */
+	/**
+	 * What PUT and PATCH answer when they do not write. (Their 200 and 201 are in their
+	 * {@code @Operation}: springdoc reads an answer's links only there.)
+	 */
 	@Target(ElementType.METHOD)
 	@Retention(RetentionPolicy.RUNTIME)
-	@ApiResponse(responseCode = "200", description = "Written", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-							schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(type = "object")),
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-							schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC, schema = @Schema(type = "string")),
-					@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC, schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
 			content = @Content(mediaType = "application/problem+json",
 					schema = @Schema(ref = "Problem")))

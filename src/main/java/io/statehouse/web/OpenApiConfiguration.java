@@ -2,6 +2,7 @@ package io.statehouse.web;
 
 import java.net.URI;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 
@@ -68,6 +69,7 @@ class OpenApiConfiguration {
 					.addProperty("instance", new StringSchema().format("uri-reference")
 						.description("The request's path"))
 					.addProperty("currentVersion", new IntegerSchema().format("int64")
+						.types(new LinkedHashSet<>(List.of("integer", "null")))
 						.description("On 412: the current version, null if there is no live state"))
 					.additionalProperties(true));
 			Schema<?> problem = new Schema<>().$ref("#/components/schemas/Problem");

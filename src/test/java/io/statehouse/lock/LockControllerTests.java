@@ -23,6 +23,7 @@ import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.then;
+import static org.mockito.Mockito.never;
 
 /**
  * The HTTP rules of {@code /locks} — statuses, the {@code Lock-Token} header, defaults and
@@ -76,11 +77,19 @@ class LockControllerTests {
 	}
 
 	@Test
-	void aReleaseNeedsTheTokenOrForce() throws Exception {
-		assertThat(this.mvc.delete().uri("/locks/job:1")).hasStatus(HttpStatus.BAD_REQUEST);
+	void aReleaseNeedsTheHoldersTokenOrForce() throws Exception {
 		assertThat(this.mvc.delete().uri("/locks/job:1").header("Lock-Token", "not-a-token"))
 			.hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.delete().uri("/locks/job:1?force=true").header("Lock-Token", "not-a-token"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
 		then(this.locks).shouldHaveNoInteractions();
+		// Whoever shows no token does not hold the lock: 409, or 404 when nothing holds it.
+		given(this.locks.get("job:1")).willReturn(LEASE);
+		assertThat(this.mvc.delete().uri("/locks/job:1")).hasStatus(HttpStatus.CONFLICT);
+		given(this.locks.get("job:2")).willThrow(LockNotFoundException.forId("job:2"));
+		assertThat(this.mvc.delete().uri("/locks/job:2")).hasStatus(HttpStatus.NOT_FOUND);
+		then(this.locks).should(never()).release(any(), any());
+		then(this.locks).should(never()).forceRelease(any());
 		assertThat(this.mvc.delete().uri("/locks/job:1").header("Lock-Token", TOKEN.toString()))
 			.hasStatus(HttpStatus.NO_CONTENT);
 		then(this.locks).should().release("job:1", new LockToken(TOKEN));
