@@ -68,10 +68,11 @@ class StateController {
 			+ "refused with 409 unless that lease holds the lock now, and a holder whose lease was superseded can "
 			+ "never overwrite a newer holder's write.";
 
-	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters. A retry with the same key "
-			+ "(for the same id) answers like the first write, with `Idempotent-Replayed: true`, and writes nothing; "
-			+ "the same key with a different request answers 422. Keys are remembered while the changelog retains "
-			+ "the write.";
+	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters, per caller (the token; a "
+			+ "service without tokens has one caller) and per id. A retry by the same caller with the same key answers "
+			+ "like the first write, with `Idempotent-Replayed: true`, and writes nothing; the same key with a "
+			+ "different request answers 422. Another caller's same key is a key of its own. Keys are remembered "
+			+ "while the changelog retains the write.";
 
 	private static final String ETAG_DOC = "`\"<version>\"`: the version answered or written";
 
