@@ -81,7 +81,8 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(LockToken.HEADER) String token,
+			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
 				: null;
@@ -99,8 +100,9 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token") @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String token,
+			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
 		if (force) {
 			this.locks.forceRelease(id);
@@ -139,11 +141,12 @@ class LockController {
 	/**
 	 * A request for a lease.
 	 * @param owner who asks (a run id, a host): shown to others while held
-	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default 60
-	 * @param waitSeconds how long to wait for a held lock: 0–60, default 0
+	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default (absent or null) 60
+	 * @param waitSeconds how long to wait for a held lock: 0–60, default (absent or null) 0
 	 */
 	record AcquireRequest(@NotBlank @Size(max = 255) @Pattern(regexp = "[^\\p{Cntrl}]*") String owner,
-			@Min(1) @Max(3600) @Nullable Integer ttlSeconds, @Min(0) @Max(60) @Nullable Integer waitSeconds) {
+			@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds,
+			@Schema(types = { "integer", "null" }) @Min(0) @Max(60) @Nullable Integer waitSeconds) {
 
 		int ttlOrDefault() {
 			return (this.ttlSeconds != null) ? this.ttlSeconds : 60;
@@ -157,9 +160,9 @@ class LockController {
 
 	/**
 	 * A renewal.
-	 * @param ttlSeconds the new lease duration from now: 1–3600
+	 * @param ttlSeconds the new lease duration from now: 1–3600; absent or null, the lease's own
 	 */
-	record RenewRequest(@Min(1) @Max(3600) @Nullable Integer ttlSeconds) {
+	record RenewRequest(@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds) {
 	}
 
 	/**

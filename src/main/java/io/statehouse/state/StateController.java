@@ -151,8 +151,9 @@ class StateController {
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
 				this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
@@ -174,8 +175,9 @@ class StateController {
 					required = false) @Nullable String ifNoneMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
 				this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
@@ -201,8 +203,9 @@ class StateController {
 					required = false) @Nullable String ifMatch,
 			@Parameter(description = IDEMPOTENCY_KEY_DOC) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) {
 		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
