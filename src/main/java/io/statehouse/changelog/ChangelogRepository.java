@@ -28,7 +28,7 @@ interface ChangelogRepository {
 	Map<String, Head> newest(Collection<String> ids, long fromBlock);
 
 	/**
-	 * Earlier writes that carried these idempotency keys and won their version.
+	 * Earlier writes by the keys' callers that carried these idempotency keys and won their version.
 	 * @param heads the newest version of every id the keys belong to
 	 */
 	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads);
@@ -120,9 +120,15 @@ interface ChangelogRepository {
 	/**
 	 * A client's key for retrying a write of one id.
 	 * @param id the state id
+	 * @param caller who sent it: the writer the change records
 	 * @param key the {@code Idempotency-Key}
 	 */
-	record IdempotencyKey(String id, String key) {
+	record IdempotencyKey(String id, String caller, String key) {
+
+		static IdempotencyKey of(String id, Idempotency idempotency) {
+			return new IdempotencyKey(id, idempotency.caller(), idempotency.key());
+		}
+
 	}
 
 }

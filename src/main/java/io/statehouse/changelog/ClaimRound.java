@@ -200,7 +200,7 @@ class ClaimRound {
 		for (PendingWrite pending : batch) {
 			ids.add(pending.id);
 			if (pending.idempotency != null) {
-				keys.add(new IdempotencyKey(pending.id, pending.idempotency.key()));
+				keys.add(IdempotencyKey.of(pending.id, pending.idempotency));
 			}
 		}
 		Map<String, Head> newest = this.repository.newest(ids, fromBlock);
@@ -208,7 +208,7 @@ class ClaimRound {
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {
 			if (pending.idempotency != null) {
-				Replay replay = replays.get(new IdempotencyKey(pending.id, pending.idempotency.key()));
+				Replay replay = replays.get(IdempotencyKey.of(pending.id, pending.idempotency));
 				if (replay != null) {
 					try {
 						pending.result.complete(replay.answerTo(pending.id, pending.idempotency));

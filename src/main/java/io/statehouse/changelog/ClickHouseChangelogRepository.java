@@ -68,19 +68,20 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			WHERE (state_id, version, claim_id) IN (:claims)""";
 
 	/**
-	 * Rows that carry the keys (with everything a replay answers), and the lineage of their ids
-	 * from the oldest of them on (identities only).
+	 * Rows that carry the keys, written by the keys' callers (with everything a replay answers),
+	 * and the lineage of their ids from the oldest of them on (identities only).
 	 */
 	private static final String REPLAYS = """
-			SELECT state_id, version, claim_id, parent, idempotency_key, idempotency_fingerprint, deleted, document,
-			       fencing, written_at AS updated_at, created, 1 AS keyed
+			SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
+			       document, fencing, written_at AS updated_at, created, 1 AS keyed
 			FROM {changelog}
-			WHERE (state_id, idempotency_key) IN (:keys) AND {retained}
+			WHERE (state_id, written_by, idempotency_key) IN (:keys) AND {retained}
 			UNION ALL
-			SELECT state_id, version, claim_id, parent, '', '', false, '', 0, written_at, false, 0
+			SELECT state_id, version, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
 			FROM {changelog}
 			WHERE state_id IN (:ids) AND {retained}
-			  AND version >= (SELECT minOrNull(version) FROM {changelog} WHERE (state_id, idempotency_key) IN (:keys))""";
+			  AND version >= (SELECT minOrNull(version) FROM {changelog}
+			                  WHERE (state_id, written_by, idempotency_key) IN (:keys))""";
 
 	private static final String APPEND = """
 			INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
@@ -320,14 +321,16 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads) {
-		List<Object[]> pairs = keys.stream().map((key) -> new Object[] { key.id(), key.key() }).toList();
+		List<Object[]> triples = keys.stream()
+			.map((key) -> new Object[] { key.id(), key.caller(), key.key() })
+			.toList();
 		List<String> ids = keys.stream().map(IdempotencyKey::id).distinct().toList();
 		Map<String, List<Row>> rows = new HashMap<>();
 		List<Row> keyed = new ArrayList<>();
-		this.jdbc.sql(sql(REPLAYS)).param("keys", pairs).param("ids", ids).query((rs, n) -> {
+		this.jdbc.sql(sql(REPLAYS)).param("keys", triples).param("ids", ids).query((rs, n) -> {
 			Row row = new Row(rs.getString("state_id"), rs.getLong("version"), uuid(rs, "claim_id"), uuid(rs, "parent"),
-					rs.getBoolean("keyed") ? storedState(rs) : null, rs.getString("idempotency_key"),
-					rs.getString("idempotency_fingerprint"), rs.getBoolean("created"));
+					rs.getBoolean("keyed") ? storedState(rs) : null, rs.getString("written_by"),
+					rs.getString("idempotency_key"), rs.getString("idempotency_fingerprint"), rs.getBoolean("created"));
 			rows.computeIfAbsent(row.id(), (id) -> new ArrayList<>()).add(row);
 			if (row.state() != null) {
 				keyed.add(row);
@@ -345,7 +348,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			Lineage lineage = lineages.computeIfAbsent(row.id(), (id) -> new Lineage(head, rows.get(id)));
 			if (lineage.won(row.version(), row.claimId()) && row.state() != null) {
 				// A key that won twice (two attempts raced) answers with its first win.
-				replays.putIfAbsent(new IdempotencyKey(row.id(), row.key()),
+				replays.putIfAbsent(new IdempotencyKey(row.id(), row.caller(), row.key()),
 						new Replay(new Committed(row.state(), row.created(), true), row.fingerprint()));
 			}
 		}
@@ -572,8 +575,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	/** A changelog row read for a replay: {@code state} only where it carries a key. */
-	private record Row(String id, long version, UUID claimId, UUID parent, @Nullable StoredState state, String key,
-			String fingerprint, boolean created) implements Lineage.Link {
+	private record Row(String id, long version, UUID claimId, UUID parent, @Nullable StoredState state, String caller,
+			String key, String fingerprint, boolean created) implements Lineage.Link {
 	}
 
 	/**

@@ -62,13 +62,14 @@ public class StateStore {
 	}
 
 	/**
-	 * The answer to an earlier write of this id with the same idempotency key, if one won its
-	 * version: for a retry that can no longer be decided anew (its lease has ended since).
+	 * The answer to an earlier write of this id by the same caller with the same idempotency key,
+	 * if one won its version: for a retry that can no longer be decided anew (its lease has ended
+	 * since).
 	 * @throws RuntimeException a 422 problem when the key came with a different request
 	 */
 	public Optional<Committed> replay(String id, Idempotency idempotency) {
 		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.block());
-		ChangelogRepository.IdempotencyKey key = new ChangelogRepository.IdempotencyKey(id, idempotency.key());
+		ChangelogRepository.IdempotencyKey key = ChangelogRepository.IdempotencyKey.of(id, idempotency);
 		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), heads).get(key);
 		return Optional.ofNullable(replay).map((earlier) -> earlier.answerTo(id, idempotency));
 	}

@@ -106,8 +106,8 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock (expired, released, taken)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	GrantResponse renew(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token",
-					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(LockToken.HEADER) String token,
+			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(LockToken.HEADER) String token,
 			@Valid @RequestBody(required = false) @Nullable RenewRequest request) {
 		Duration ttl = (request != null && request.ttlSeconds() != null) ? Duration.ofSeconds(request.ttlSeconds())
 				: null;
@@ -125,8 +125,8 @@ class LockController {
 	@ApiResponse(responseCode = "409", description = "The token does not hold the lock, or none was given",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> release(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = "The lease's token",
-					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
+			@Parameter(description = "The lease's token", schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
 							required = false) @Nullable String token,
 			@RequestParam(defaultValue = "false") boolean force) {
 		// A malformed token is refused (400) whatever else the request says, force included.
@@ -171,8 +171,8 @@ class LockController {
 	/**
 	 * A request for a lease.
 	 * @param owner who asks (a run id, a host): shown to others while held
-	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default 60
-	 * @param waitSeconds how long to wait for a held lock: 0–60, default 0
+	 * @param ttlSeconds how long the lease lasts unless renewed: 1–3600, default (absent or null) 60
+	 * @param waitSeconds how long to wait for a held lock: 0–60, default (absent or null) 0
 	 */
 	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
 	record AcquireRequest(@NotBlank @Size(min = 1, max = 255) @Pattern(regexp = OWNER) String owner,
@@ -191,7 +191,7 @@ class LockController {
 
 	/**
 	 * A renewal.
-	 * @param ttlSeconds the new lease duration from now: 1–3600
+	 * @param ttlSeconds the new lease duration from now: 1–3600; absent or null, the lease's own
 	 */
 	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
 	record RenewRequest(@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds) {

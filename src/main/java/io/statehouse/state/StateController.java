@@ -71,10 +71,11 @@ class StateController {
 			+ "refused with 409 unless that lease holds the lock now, and a holder whose lease was superseded can "
 			+ "never overwrite a newer holder's write.";
 
-	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters. A retry with the same key "
-			+ "(for the same id) answers like the first write, with `Idempotent-Replayed: true`, and writes nothing; "
-			+ "the same key with a different request answers 422. Keys are remembered while the changelog retains "
-			+ "the write.";
+	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters, per caller (the token; a "
+			+ "service without tokens has one caller) and per id. A retry by the same caller with the same key answers "
+			+ "like the first write, with `Idempotent-Replayed: true`, and writes nothing; the same key with a "
+			+ "different request answers 422. Another caller's same key is a key of its own. Keys are remembered "
+			+ "while the changelog retains the write.";
 
 	private static final String ETAG_DOC = "`\"<version>\"`: the version answered or written";
 
@@ -191,9 +192,9 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC,
-					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
 				this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
@@ -250,9 +251,9 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC,
-					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) throws IOException {
 		return written(
 				this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
@@ -280,9 +281,9 @@ class StateController {
 			@Parameter(description = IDEMPOTENCY_KEY_DOC,
 					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
 					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC,
-					schema = @Schema(type = "string", format = "uuid")) @RequestHeader(name = LockToken.HEADER,
-					required = false) @Nullable String lockToken,
+			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
+					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
+							required = false) @Nullable String lockToken,
 			Caller caller) {
 		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();

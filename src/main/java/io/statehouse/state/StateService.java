@@ -84,7 +84,7 @@ class StateService {
 	Committed put(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
 		return this.metrics.write(Write.PUT, () -> {
 			String document = this.documents.readObject(body);
-			Idempotency idempotency = conditions.idempotency(Operation.PUT, document);
+			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.PUT, document);
 			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 				check(id, current, conditions, fencing);
 				return Change.put(document, fencing, writtenBy);
@@ -96,7 +96,7 @@ class StateService {
 	Committed patch(String id, InputStream body, WriteConditions conditions, String writtenBy) throws IOException {
 		return this.metrics.write(Write.PATCH, () -> {
 			String patch = this.documents.readObject(body);
-			Idempotency idempotency = conditions.idempotency(Operation.PATCH, patch);
+			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.PATCH, patch);
 			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 				check(id, current, conditions, fencing);
 				String base = StoredState.isLive(current) ? current.document() : "{}";
@@ -108,7 +108,7 @@ class StateService {
 	/** Deletes the state: a tombstone version, written by {@code writtenBy}. */
 	Committed delete(String id, WriteConditions conditions, String writtenBy) {
 		return this.metrics.write(Write.DELETE, () -> {
-			Idempotency idempotency = conditions.idempotency(Operation.DELETE, "");
+			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.DELETE, "");
 			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 				// The conditions first: If-Match on a deleted state is a failed precondition (412).
 				check(id, current, conditions, fencing);

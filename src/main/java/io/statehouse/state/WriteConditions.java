@@ -16,11 +16,12 @@ record WriteConditions(Preconditions preconditions, @Nullable LockToken lockToke
 		@Nullable String idempotencyKey) {
 
 	/**
-	 * The idempotency of a write with these conditions: a retry must repeat the operation, the
-	 * body and the conditions; {@code null} without a key.
+	 * The idempotency of a write with these conditions: a retry must come from the same caller
+	 * and repeat the operation, the body and the conditions; {@code null} without a key.
+	 * @param caller who writes (the writer the change records)
 	 */
-	@Nullable Idempotency idempotency(Change.Operation operation, String body) {
-		return Idempotency.of(this.idempotencyKey, operation, body,
+	@Nullable Idempotency idempotency(String caller, Change.Operation operation, String body) {
+		return Idempotency.of(caller, this.idempotencyKey, operation, body,
 				this.preconditions + "|" + ((this.lockToken != null) ? this.lockToken : ""));
 	}
 

@@ -10,9 +10,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Hostile paths get problems too: encoded slashes and backslashes reach the application, which
- * refuses them as a 400 problem (no id contains them), and what Tomcat itself refuses (a
- * malformed %-escape, an encoded NUL) is reported as a problem instead of an HTML page.
+ * Hostile paths get problems too: encoded slashes and backslashes reach the application, as an
+ * id may contain them (where no id is expected, MalformedRequestFilter and the handlers refuse
+ * them as problems), and what Tomcat itself refuses (a malformed %-escape, an encoded NUL) is
+ * reported as a problem instead of an HTML page.
  */
 @Configuration(proxyBeanMethods = false)
 class TomcatConfiguration {

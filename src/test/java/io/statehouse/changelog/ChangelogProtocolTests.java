@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
+import io.statehouse.shared.Caller;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -92,12 +93,15 @@ class ChangelogProtocolTests {
 		String id = "proto:refused";
 		this.client.put("/states/" + id, "{\"v\":1}");
 		String refused = "{\"refused\":true}";
-		// The refused request: If-Match "1" with its own key, claiming version 2 after the winner.
-		// Whatever its fingerprint: judged a winner, it would replay (200) or clash (422); a loser is decided again.
-		Idempotency refusedKey = Idempotency.of("k-refused", Change.Operation.PUT, refused, "If-Match: \"1\"");
+		// The refused request: If-Match "1" with its own key, claiming version 2 after the winner,
+		// by the caller that retries it below (the open service's). Whatever its fingerprint:
+		// judged a winner, it would replay (200) or clash (422); a loser is decided again.
+		String caller = Caller.OPEN.name();
+		Idempotency refusedKey = Idempotency.of(caller, "k-refused", Change.Operation.PUT, refused,
+				"If-Match: \"1\"");
 		this.repository.afterAppend = (claims) -> {
 			Claim winner = claims.get(0);
-			this.repository.appendDirectly(List.of(new Claim(id, winner.version(), Change.put(refused, 0, "test"),
+			this.repository.appendDirectly(List.of(new Claim(id, winner.version(), Change.put(refused, 0, caller),
 					UUID.randomUUID(), winner.parent(), refusedKey, false)));
 		};
 		assertThat(this.client.put("/states/" + id, "{\"v\":2}", "If-Match", "\"1\"").status()).isEqualTo(200);

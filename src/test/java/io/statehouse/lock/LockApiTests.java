@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.StatehouseClient;
@@ -221,6 +222,70 @@ class LockApiTests {
 		assertThat(refused.status()).as("%s", refused).isEqualTo(400);
 		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
 		assertThat(this.client.get("/locks/lock:invalid").status()).isEqualTo(404);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "{\"owner\":5}", "{\"owner\":1.5}", "{\"owner\":true}", "{\"owner\":{\"name\":\"x\"}}",
+			"{\"owner\":[\"x\"]}", "{\"owner\":\"x\",\"ttlSeconds\":\"30\"}", "{\"owner\":\"x\",\"ttlSeconds\":true}",
+			"{\"owner\":\"x\",\"ttlSeconds\":30.0}", "{\"owner\":\"x\",\"ttlSeconds\":[30]}",
+			"{\"owner\":\"x\",\"ttlSeconds\":{}}", "{\"owner\":\"x\",\"ttlSeconds\":\"\"}",
+			"{\"owner\":\"x\",\"waitSeconds\":\"0\"}", "{\"owner\":\"x\",\"waitSeconds\":false}" })
+	void acquireWithAValueOfAnotherTypeThanTheContractsShouldBeRefusedAsInvalid(String body) {
+		String lock = "/locks/lock:typed-" + Integer.toHexString(body.hashCode());
+		Response refused = this.client.send("POST", lock, "application/json", body.getBytes());
+		assertThat(refused.status()).as("%s", refused).isEqualTo(400);
+		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
+		assertThat(refused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:invalid-request");
+		assertThat(this.client.get(lock).status()).isEqualTo(404);
+	}
+
+	@Test
+	void renewWithATtlOfAnotherTypeThanTheContractsShouldBeRefusedAsInvalid() {
+		Response granted = this.client.acquire("lock:typed-renew", "run-1", 30, 0);
+		String token = granted.token();
+		for (String body : List.of("{\"ttlSeconds\":\"600\"}", "{\"ttlSeconds\":true}", "{\"ttlSeconds\":600.0}",
+				"{\"ttlSeconds\":[600]}", "{\"ttlSeconds\":{}}")) {
+			Response refused = this.client.send("PUT", "/locks/lock:typed-renew", "application/json", body.getBytes(),
+					"Lock-Token", token);
+			assertThat(refused.status()).as("%s: %s", body, refused).isEqualTo(400);
+			assertThat(refused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:invalid-request");
+		}
+		assertThat(this.client.get("/locks/lock:typed-renew").json().get("expiresAt"))
+			.as("no renewal happened")
+			.isEqualTo(granted.json().get("expiresAt"));
+		assertThat(this.client.send("PUT", "/locks/lock:typed-renew", "application/json",
+				"{\"ttlSeconds\":null}".getBytes(), "Lock-Token", token).status())
+			.as("null is no ttl: the lease's own")
+			.isEqualTo(200);
+	}
+
+	@Test
+	void aLockTokenThatIsNotCanonicalShouldBeRefusedAsInvalidWhereverItIsTaken() {
+		String id = "lock:canonical";
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}").status()).isEqualTo(201);
+		Response granted = this.client.acquire(id, "run-1", 30, 0);
+		String token = granted.token();
+		String[] parts = token.split("-");
+		// Spellings java.util.UUID reads leniently; only the text a grant returned is a token.
+		List<String> notCanonical = List.of(token.toUpperCase(Locale.ROOT), "1-1-1-1-1", "0-0-0-0-" + parts[4],
+				"+" + token.substring(1));
+		for (String spelling : notCanonical) {
+			List<Response> answers = List.of(
+					this.client.send("PUT", "/locks/" + id, "application/json", "{}".getBytes(), "Lock-Token", spelling),
+					this.client.delete("/locks/" + id, "Lock-Token", spelling),
+					this.client.put("/states/" + id, "{\"n\":2}", "Lock-Token", spelling),
+					this.client.patch("/states/" + id, "{\"n\":2}", "Lock-Token", spelling),
+					this.client.delete("/states/" + id, "Lock-Token", spelling));
+			assertThat(answers).as(spelling).allSatisfy((answer) -> {
+				assertThat(answer.status()).as("%s", answer).isEqualTo(400);
+				assertThat(answer.json().get("type").asString()).isEqualTo("urn:statehouse:problem:invalid-request");
+			});
+		}
+		JsonNode lock = this.client.get("/locks/" + id).json();
+		assertThat(lock.get("fencingToken")).isEqualTo(granted.json().get("fencingToken"));
+		assertThat(lock.get("expiresAt")).isEqualTo(granted.json().get("expiresAt"));
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+		assertThat(this.client.put("/states/" + id, "{\"n\":3}", "Lock-Token", token).status()).isEqualTo(200);
 	}
 
 	@Test

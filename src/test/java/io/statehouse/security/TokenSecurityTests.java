@@ -228,6 +228,37 @@ class TokenSecurityTests {
 	}
 
 	@Test
+	void writeWithAnotherCallersIdempotencyKeyShouldBeWrittenNotReplayed() {
+		String id = "/states/prod:idem-callers";
+		String[] key = { "Idempotency-Key", "shared-key-1" };
+		Response first = call(PROD_WRITER, "PUT", id, "{\"by\":\"writer\"}", key);
+		assertThat(first.status()).as(first.toString()).isEqualTo(201);
+
+		Response other = call(PROD_ADMIN, "PUT", id, "{\"by\":\"writer\"}", key);
+		assertThat(other.status()).as("another caller's same key and body is its own write").isEqualTo(200);
+		assertThat(other.header("Idempotent-Replayed")).isEmpty();
+		assertThat(other.header("ETag")).hasValue("\"2\"");
+		Response otherBody = call(PROD_ADMIN, "PATCH", id, "{\"by\":\"admin\"}", "Idempotency-Key", "shared-key-2");
+		Response writersKey = call(PROD_WRITER, "PATCH", id, "{\"by\":\"other\"}", "Idempotency-Key", "shared-key-2");
+		assertThat(writersKey.status()).as("another caller's key with another body is no reuse").isEqualTo(200);
+
+		Response retry = call(PROD_WRITER, "PUT", id, "{\"by\":\"writer\"}", key);
+		assertThat(retry.status()).isEqualTo(201);
+		assertThat(retry.header("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.header("ETag")).hasValue("\"1\"");
+		Response otherRetry = call(PROD_ADMIN, "PATCH", id, "{\"by\":\"admin\"}", "Idempotency-Key", "shared-key-2");
+		assertThat(otherRetry.header("Idempotent-Replayed")).hasValue("true");
+		assertThat(otherRetry.header("ETag")).isEqualTo(otherBody.header("ETag"));
+		assertThat(call(PROD_ADMIN, "PUT", id, "{\"by\":\"admin\"}", key).status())
+			.as("a caller's own key with another request is still a reuse")
+			.isEqualTo(422);
+
+		assertThat(call(READER, "GET", id + "/versions", null).json().valueStream()
+			.map((version) -> version.get("operation").asString() + " by " + version.get("writtenBy").asString()))
+			.containsExactly("PUT by prod-writer", "PUT by prod-admin", "PATCH by prod-admin", "PATCH by prod-writer");
+	}
+
+	@Test
 	void probesAndTheApiDescriptionAreOpenAndHealthDetailsNeedAToken() {
 		assertThat(this.client.get("/actuator/health/liveness").status()).isEqualTo(200);
 		assertThat(this.client.get("/actuator/health/readiness").status()).isEqualTo(200);
