@@ -2,6 +2,7 @@
 # Runs one benchmark of the harness in benchmarks/src: ./benchmarks/run.sh <Name> [-Dseconds=5 -Drounds=3]
 # Names: EngineBenchmark, StateBenchmark, LockBenchmark, MaterializerBenchmark, CoordinationBenchmark, SecurityBenchmark,
 # Soak (-Dminutes=10 -Drate=60 -Dwindow=60), ScaleBenchmark (-Dids=1000000 -Dversions=10)
+# -Dsmoke=true runs every phase of one for a fraction of a second: to see that it runs, not to measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: benchmarks/run.sh <BenchmarkName> [-Dname=value ...]}

@@ -46,11 +46,15 @@ public final class CoordinationBenchmark {
 			+ "{\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}}}";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
-		Duration warmup = Duration.ofSeconds(2);
-		int rounds = Integer.getInteger("rounds", 3);
-		Duration window = Duration.ofSeconds(Integer.getInteger("window", 30));
-		Duration steady = Duration.ofSeconds(Integer.getInteger("steadySeconds", 90));
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 2, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
+		Duration window = Parameters.seconds("window", 30, 4);
+		Duration steady = Parameters.seconds("steadySeconds", 90, 1);
+		Duration sample = Parameters.seconds("sampleSeconds", 10, 0.5);
+		int seeded = Parameters.count("seeded", 500, 20);
+		int puts = Parameters.count("trafficPuts", 500, 20);
+		int pairs = Parameters.count("trafficLocks", 200, 10);
 		Path directory = Files.createTempDirectory("statehouse-coordination-bench");
 		Credentials credentials = Credentials.random("default");
 		try (ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
@@ -69,19 +73,17 @@ public final class CoordinationBenchmark {
 							credentials.password()));
 			Map<String, Service> sides = Map.of("commit-order", commitOrder, "keeper", keeper);
 			List<String> names = List.of("commit-order", "keeper");
-			System.out.printf("Coordination on the embedded engine with a ZooKeeper; %d rounds of %d s, medians%n", rounds,
-					measure.toSeconds());
+			System.out.printf("Coordination on the embedded engine with a ZooKeeper; %d rounds of %s, medians%n", rounds,
+					Parameters.format(measure));
 			for (String name : names) {
-				seed(sides.get(name));
+				seed(sides.get(name), seeded);
 			}
 			// Before the load below: its keys, forgotten two claim windows later, would be counted too.
 			Events before = Events.of(jdbc);
-			int puts = 500;
 			for (int i = 0; i < puts; i++) {
 				put(keeper, "bench:traffic:" + (i % 50), -1);
 			}
 			Events afterPuts = Events.of(jdbc);
-			int pairs = 200;
 			for (int i = 0; i < pairs; i++) {
 				String token = LockBenchmark.acquire(keeper.http, keeper.baseUrl, "bench:traffic", 0);
 				LockBenchmark.release(keeper.http, keeper.baseUrl, "bench:traffic", token);
@@ -121,7 +123,7 @@ public final class CoordinationBenchmark {
 					Load.Result put = Load.run(name + " PUT, 64 callers", 64, warmup, measure,
 							(caller, n) -> put(side, "bench:put:" + ids.incrementAndGet(), 201));
 					Load.Result get = Load.run(name + " lone GET", 1, warmup, measure, (caller, n) -> StateBenchmark
-						.expect(side.http, new HttpGet(side.baseUrl + "/states/bench:seed:" + (n % 500)), 200));
+						.expect(side.http, new HttpGet(side.baseUrl + "/states/bench:seed:" + (n % seeded)), 200));
 					System.out.println("  " + lock);
 					System.out.println("  " + put);
 					System.out.println("  " + get);
@@ -150,7 +152,7 @@ public final class CoordinationBenchmark {
 					Load.median(singleRate));
 			widePool.close();
 
-			steadyKeys(keeper, jdbc, steady, window);
+			steadyKeys(keeper, jdbc, steady, sample, window);
 		}
 	}
 
@@ -158,8 +160,8 @@ public final class CoordinationBenchmark {
 	 * Writes and changes locks at a steady pace, and samples how many keys Keeper holds: claims of
 	 * state versions, and lock changes (each a key of its own).
 	 */
-	private static void steadyKeys(Service keeper, JdbcClient jdbc, Duration steady, Duration window)
-			throws Exception {
+	private static void steadyKeys(Service keeper, JdbcClient jdbc, Duration steady, Duration sample,
+			Duration window) throws Exception {
 		String claims = keeper.bean(ClickHouseSchema.class).table("claims");
 		String lockSlots = keeper.bean(ClickHouseSchema.class).table("lock_slots");
 		AtomicBoolean stop = new AtomicBoolean();
@@ -197,15 +199,18 @@ public final class CoordinationBenchmark {
 		long sampledLockChanges = 0;
 		System.out.printf("Keeper keys under steady traffic (4 writers on 100 ids; 2 lockers on 20 locks, each held "
 				+ "200 ms; claim window %d s):%n", window.toSeconds());
+		long sampled = began;
 		while (System.nanoTime() - began < steady.toNanos()) {
-			Thread.sleep(10_000);
+			Thread.sleep(sample.toMillis());
 			long now = writes.get();
 			long changes = lockChanges.get();
+			double seconds = (System.nanoTime() - sampled) / 1e9;
+			sampled = System.nanoTime();
 			long keys = jdbc.sql("SELECT count() FROM " + claims).query(Long.class).single();
 			long lockKeys = jdbc.sql("SELECT count() FROM " + lockSlots).query(Long.class).single();
 			System.out.printf("  t=%3d s  writes/s %6.1f  claim keys %,7d  lock changes/s %5.1f  lock keys %,6d%n",
-					(System.nanoTime() - began) / 1_000_000_000, (now - sampledWrites) / 10.0, keys,
-					(changes - sampledLockChanges) / 10.0, lockKeys);
+					(System.nanoTime() - began) / 1_000_000_000, (now - sampledWrites) / seconds, keys,
+					(changes - sampledLockChanges) / seconds, lockKeys);
 			sampledWrites = now;
 			sampledLockChanges = changes;
 		}
@@ -233,8 +238,8 @@ public final class CoordinationBenchmark {
 		}
 	}
 
-	private static void seed(Service side) {
-		for (int i = 0; i < 500; i++) {
+	private static void seed(Service side, int count) {
+		for (int i = 0; i < count; i++) {
 			put(side, "bench:seed:" + i, 201);
 		}
 	}

@@ -29,8 +29,9 @@ public final class EngineBenchmark {
 	private static final String POINT_READ = "SELECT value, version FROM bench.kv FINAL WHERE key = ";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
-		int rounds = Integer.getInteger("rounds", 3);
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
 		Path data = Files.createTempDirectory("statehouse-engine-bench");
 		Credentials credentials = Credentials.random("default");
 		try (EmbeddedClickHouse clickHouse = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), data, null, 0, 8,
@@ -61,14 +62,13 @@ public final class EngineBenchmark {
 					}
 				};
 				System.out.println("Point read with FINAL, " + KEYS + " keys x 3 versions; " + rounds + " rounds of "
-						+ measure.toSeconds() + " s each");
+						+ Parameters.format(measure) + " each");
 				for (int threads : new int[] { 1, 8 }) {
 					List<Double> directRates = new ArrayList<>();
 					List<Double> driverRates = new ArrayList<>();
 					for (int round = 0; round < rounds; round++) {
-						Load.Result d = Load.run("engine direct (JNA)", threads, Duration.ofSeconds(1), measure, direct);
-						Load.Result j = Load.run("clickhouse-jdbc + HTTP endpoint", threads, Duration.ofSeconds(1),
-								measure, driver);
+						Load.Result d = Load.run("engine direct (JNA)", threads, warmup, measure, direct);
+						Load.Result j = Load.run("clickhouse-jdbc + HTTP endpoint", threads, warmup, measure, driver);
 						System.out.println("  " + d);
 						System.out.println("  " + j);
 						directRates.add(d.perSecond());

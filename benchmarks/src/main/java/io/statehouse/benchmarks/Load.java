@@ -40,6 +40,9 @@ final class Load {
 
 	}
 
+	/** Latencies kept per caller at most. */
+	private static final int MAX_SAMPLES = 2_000_000;
+
 	private Load() {
 	}
 
@@ -48,15 +51,15 @@ final class Load {
 		AtomicBoolean measuring = new AtomicBoolean();
 		AtomicBoolean stop = new AtomicBoolean();
 		CyclicBarrier start = new CyclicBarrier(threads + 1);
-		List<long[]> latencies = new ArrayList<>();
+		long[][] latencies = new long[threads][];
 		int[] counts = new int[threads];
 		Throwable[] failure = new Throwable[1];
 		List<Thread> callers = new ArrayList<>();
 		for (int t = 0; t < threads; t++) {
 			int caller = t;
-			long[] mine = new long[2_000_000];
-			latencies.add(mine);
 			Thread thread = new Thread(() -> {
+				// Grown as needed (outside the timed call): 64 callers of a short run need little.
+				long[] mine = new long[1024];
 				try {
 					start.await();
 					long sequence = 0;
@@ -64,7 +67,10 @@ final class Load {
 						long began = System.nanoTime();
 						operation.run(caller, sequence++);
 						long took = System.nanoTime() - began;
-						if (measuring.get() && counts[caller] < mine.length) {
+						if (measuring.get() && counts[caller] < MAX_SAMPLES) {
+							if (counts[caller] == mine.length) {
+								mine = Arrays.copyOf(mine, Math.min(MAX_SAMPLES, 2 * mine.length));
+							}
 							mine[counts[caller]++] = took;
 						}
 					}
@@ -72,6 +78,9 @@ final class Load {
 				catch (Throwable ex) {
 					failure[0] = ex;
 					stop.set(true);
+				}
+				finally {
+					latencies[caller] = mine;
 				}
 			}, name + "-" + t);
 			callers.add(thread);
@@ -95,7 +104,7 @@ final class Load {
 		long[] all = new long[(int) total];
 		int at = 0;
 		for (int t = 0; t < threads; t++) {
-			System.arraycopy(latencies.get(t), 0, all, at, counts[t]);
+			System.arraycopy(latencies[t], 0, all, at, counts[t]);
 			at += counts[t];
 		}
 		Arrays.sort(all);

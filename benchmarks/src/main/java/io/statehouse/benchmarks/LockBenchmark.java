@@ -35,9 +35,9 @@ public final class LockBenchmark {
 	private static final JsonMapper JSON = JsonMapper.builder().build();
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 10));
-		Duration warmup = Duration.ofSeconds(Integer.getInteger("warmup", 5));
-		int seedRounds = Integer.getInteger("seedRounds", 5);
+		Duration measure = Parameters.seconds("seconds", 10, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 5, 0.1);
+		int seedRounds = Parameters.count("seedRounds", 5, 1);
 		try (Service service = Service.start(32)) {
 			CloseableHttpClient http = service.http;
 			String base = service.baseUrl;

@@ -42,14 +42,19 @@ public final class MaterializerBenchmark {
 	private static final Credentials CREDENTIALS = Credentials.random("default");
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
+		// Two steps at least: the first part is never the newest, so that truncation may drop it.
+		String steps = Parameters.text("versions", "10,100,1000", "10,20");
+		Duration truncationWait = Parameters.seconds("truncationWait", 60, 1);
 		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
 				Files.createTempDirectory("statehouse-mat-bench"), null, 0, 8, CREDENTIALS);
 				ConfigurableApplicationContext on = instance(engine, "bench_on", true);
 				ConfigurableApplicationContext off = instance(engine, "bench_off", false);
 				CloseableHttpClient http = HttpClients.createDefault()) {
-			System.out.printf("Materializer on vs off, %,d ids; GET at 4 callers, %d s each%n", IDS, measure.toSeconds());
-			for (String step : System.getProperty("versions", "10,100,1000").split(",")) {
+			System.out.printf("Materializer on vs off, %,d ids; GET at 4 callers, %s each%n", IDS,
+					Parameters.format(measure));
+			for (String step : steps.split(",")) {
 				int versions = Integer.parseInt(step);
 				double runsBefore = materializedRuns(on);
 				Timer runs = on.getBean(MeterRegistry.class).get("statehouse.changelog.materializer.duration").timer();
@@ -58,10 +63,8 @@ public final class MaterializerBenchmark {
 				grow(off, versions);
 				awaitMaterialized(on, runsBefore);
 				double folding = runs.totalTime(TimeUnit.SECONDS) - foldingBefore;
-				Load.Result withIt = Load.run("GET, materializer on", 4, Duration.ofSeconds(1), measure,
-						get(http, on));
-				Load.Result without = Load.run("GET, materializer off", 4, Duration.ofSeconds(1), measure,
-						get(http, off));
+				Load.Result withIt = Load.run("GET, materializer on", 4, warmup, measure, get(http, on));
+				Load.Result without = Load.run("GET, materializer off", 4, warmup, measure, get(http, off));
 				System.out.printf("changelog at %3d versions per id (%,7d rows):%n", versions, versions * IDS);
 				System.out.println("  " + withIt);
 				System.out.println("  " + without);
@@ -72,7 +75,7 @@ public final class MaterializerBenchmark {
 			}
 			MeterRegistry meters = on.getBean(MeterRegistry.class);
 			Timer drops = meters.get("statehouse.changelog.part.drop.duration").timer();
-			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+			long deadline = System.nanoTime() + truncationWait.toNanos();
 			while (drops.count() < 2 && System.nanoTime() < deadline) {
 				Thread.sleep(500);
 			}

@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,8 +50,17 @@ public final class ScaleBenchmark {
 	}
 
 	public static void main(String[] args) throws Exception {
-		int ids = Integer.getInteger("ids", 1_000_000);
-		int versions = Integer.getInteger("versions", 10);
+		int ids = Parameters.count("ids", 1_000_000, 1_000);
+		int versions = Parameters.count("versions", 10, 2);
+		int getRounds = Parameters.count("getRounds", 3, 1);
+		Duration getWarmup = Parameters.seconds("getWarmup", 1, 0.1);
+		Duration getMeasure = Parameters.seconds("getSeconds", 5, 0.3);
+		int putRate = Parameters.count("putRate", 1_000, 100);
+		Duration putTime = Parameters.seconds("putSeconds", 60, 1);
+		Duration materializerTime = Parameters.seconds("materializerSeconds", 60, 1);
+		Duration sample = Parameters.seconds("sampleSeconds", 10, 0.5);
+		// A new JVM's start takes seconds whatever it is given: smoke mode leaves them out.
+		boolean coldStarts = Parameters.flag("coldStarts", true, false);
 		Path directory = Files.createTempDirectory("statehouse-scale");
 		Credentials credentials = Credentials.random("default");
 		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
@@ -77,16 +87,19 @@ public final class ScaleBenchmark {
 				System.out.printf("  on disk: %s%n", query(sql, "SELECT formatReadableSize(sum(bytes_on_disk)) FROM "
 						+ "system.parts WHERE active AND database = 'scale_big'"));
 
-				coldStarts(directory, settings);
-				pairedGets(small, big, ids);
-				if (ids >= 200_000) {
-					listing(big, "scale:000", 10_000);
-					listing(big, "scale:05", 100_000);
-					globClear(big, "scale:001*", 10_000);
-					globClear(big, "scale:01*", 100_000);
+				if (coldStarts) {
+					coldStarts(directory, settings);
 				}
-				keepsUp(big, ids);
-				materializerKeepsUp(sql, big, ids);
+				else {
+					System.out.println("  start-up of a new process: not measured (-DcoldStarts=false)");
+				}
+				pairedGets(small, big, ids, getRounds, getWarmup, getMeasure);
+				listing(big, "000", ids);
+				listing(big, "05", ids);
+				globClear(big, "001", ids);
+				globClear(big, "01", ids);
+				keepsUp(big, ids, putRate, putTime, sample);
+				materializerKeepsUp(sql, big, ids, materializerTime, sample);
 			}
 			finally {
 				small.close();
@@ -126,13 +139,14 @@ public final class ScaleBenchmark {
 	}
 
 	/** GET p50 on the million and on the thousand, half the callers each, at the same time. */
-	private static void pairedGets(Service small, Service big, int ids) throws Exception {
+	private static void pairedGets(Service small, Service big, int ids, int rounds, Duration warmup, Duration measure)
+			throws Exception {
 		int threads = 16;
-		for (int round = 1; round <= 3; round++) {
+		for (int round = 1; round <= rounds; round++) {
 			List<long[]> latencies = new ArrayList<>();
 			int[] counts = new int[threads];
-			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
-			long measureFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+			long measureFrom = System.nanoTime() + warmup.toNanos();
+			long until = measureFrom + measure.toNanos();
 			ExecutorService callers = Executors.newFixedThreadPool(threads);
 			List<Future<?>> running = new ArrayList<>();
 			for (int t = 0; t < threads; t++) {
@@ -178,20 +192,23 @@ public final class ScaleBenchmark {
 		}
 	}
 
-	/** A first listing page over a prefix matching {@code matches} ids: time, and the old generation's growth. */
-	private static void listing(Service big, String prefix, int matches) throws Exception {
+	/**
+	 * A first listing page over the ids whose number starts with {@code digits}: time, and the
+	 * old generation's growth.
+	 */
+	private static void listing(Service big, String digits, int ids) throws Exception {
 		OldGeneration old = OldGeneration.measure();
 		long began = System.nanoTime();
-		String page = get(big, "/states?prefix=" + prefix + "&limit=1000", 200);
+		String page = get(big, "/states?prefix=scale:" + digits + "&limit=1000", 200);
 		System.out.printf("  a listing page of 1,000 over %,d matching ids: %.0f ms, %,d bytes; old generation +%d MB%n",
-				matches, seconds(began) * 1000, page.length(), old.growthMegabytes());
+				matching(digits, ids), seconds(began) * 1000, page.length(), old.growthMegabytes());
 	}
 
-	/** Deletes the ids a glob matches: time, and the old generation's growth. */
-	private static void globClear(Service big, String glob, int matches) throws Exception {
+	/** Deletes the ids whose number starts with {@code digits}: time, and the old generation's growth. */
+	private static void globClear(Service big, String digits, int ids) throws Exception {
 		OldGeneration old = OldGeneration.measure();
 		long began = System.nanoTime();
-		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=" + glob);
+		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=scale:" + digits + "*");
 		String answer = big.http.execute(delete, (response) -> {
 			String body = EntityUtils.toString(response.getEntity());
 			if (response.getCode() != 200) {
@@ -199,8 +216,15 @@ public final class ScaleBenchmark {
 			}
 			return body;
 		});
-		System.out.printf("  glob clear of %,d ids: %s in %.1f s; old generation +%d MB%n", matches, answer,
-				seconds(began), old.growthMegabytes());
+		System.out.printf("  glob clear of %,d ids: %s in %.1f s; old generation +%d MB%n", matching(digits, ids),
+				answer, seconds(began), old.growthMegabytes());
+	}
+
+	/** How many of the ids {@code scale:0000000}… below {@code ids} have a number starting with {@code digits}. */
+	private static long matching(String digits, int ids) {
+		long width = (long) Math.pow(10, 7 - digits.length());
+		long from = Long.parseLong(digits) * width;
+		return Math.max(0, Math.min(ids, from + width) - from);
 	}
 
 	/**
@@ -226,19 +250,21 @@ public final class ScaleBenchmark {
 	}
 
 	/**
-	 * A minute of PUTs offered at 1,000/s on the million: the tail and the materializer's lag,
-	 * every 10 s. What is still queued two minutes after the last is offered is dropped and
-	 * counted, so that it does not run into the next phase.
+	 * PUTs offered at a rate (1,000/s for a minute) on the million: the tail and the materializer's
+	 * lag, every sample (10 s). What is still queued two minutes after the last is offered is
+	 * dropped and counted, so that it does not run into the next phase.
 	 */
-	private static void keepsUp(Service big, int ids) throws Exception {
+	private static void keepsUp(Service big, int ids, int rate, Duration time, Duration sample) throws Exception {
 		ThreadPoolExecutor callers = (ThreadPoolExecutor) Executors.newFixedThreadPool(128);
 		AtomicLong failures = new AtomicLong();
 		AtomicLong done = new AtomicLong();
 		long start = System.nanoTime();
-		long interval = TimeUnit.MILLISECONDS.toNanos(1);
-		System.out.println("  1,000 PUT/s for 60 s: time, PUTs done, changelog tail rows, watermark lag s");
-		long nextReport = start + TimeUnit.SECONDS.toNanos(10);
-		for (long n = 0; n < 60_000; n++) {
+		long interval = TimeUnit.SECONDS.toNanos(1) / rate;
+		long puts = rate * time.toMillis() / 1000;
+		System.out.printf("  %,d PUT/s for %s: time, PUTs done, changelog tail rows, watermark lag s%n", rate,
+				Parameters.format(time));
+		long nextReport = start + sample.toNanos();
+		for (long n = 0; n < puts; n++) {
 			long due = start + n * interval;
 			long sleep = due - System.nanoTime();
 			if (sleep > 0) {
@@ -264,7 +290,7 @@ public final class ScaleBenchmark {
 			});
 			if (System.nanoTime() > nextReport) {
 				report(big, start, done.get());
-				nextReport += TimeUnit.SECONDS.toNanos(10);
+				nextReport += sample.toNanos();
 			}
 		}
 		callers.shutdown();
@@ -274,7 +300,7 @@ public final class ScaleBenchmark {
 			callers.awaitTermination(2, TimeUnit.MINUTES);
 		}
 		report(big, start, done.get());
-		Thread.sleep(10_000);
+		Thread.sleep(sample.toMillis());
 		report(big, start, done.get());
 		System.out.printf("  failures: %d; not sent, still queued 2 min after the last was offered: %,d%n",
 				failures.get(), dropped);
@@ -283,13 +309,16 @@ public final class ScaleBenchmark {
 	/**
 	 * The materializer alone at 1,000 writes/s: a version of a random id every millisecond,
 	 * inserted into the changelog in batches of 100 every 100 ms (as group commit does, as if many
-	 * writers wrote), for 60 s; the tail and the lag every 10 s.
+	 * writers wrote), for a time (60 s); the tail and the lag every sample (10 s).
 	 */
-	private static void materializerKeepsUp(Connection sql, Service big, int ids) throws Exception {
-		System.out.println("  1,000 changelog rows/s inserted for 60 s: time, rows, changelog tail rows, watermark lag s");
+	private static void materializerKeepsUp(Connection sql, Service big, int ids, Duration time, Duration sample)
+			throws Exception {
+		System.out.printf("  1,000 changelog rows/s inserted for %s: time, rows, changelog tail rows, watermark lag s%n",
+				Parameters.format(time));
 		long start = System.nanoTime();
+		long nextReport = start + sample.toNanos();
 		long rows = 0;
-		for (int tick = 1; tick <= 600; tick++) {
+		for (int tick = 1; tick <= time.toMillis() / 100; tick++) {
 			long due = start + tick * TimeUnit.MILLISECONDS.toNanos(100);
 			long sleep = due - System.nanoTime();
 			if (sleep > 0) {
@@ -305,11 +334,12 @@ public final class ScaleBenchmark {
 						      FROM numbers(100))""".formatted(tick, tick * 100L, ids));
 			}
 			rows += 100;
-			if (tick % 100 == 0) {
+			if (System.nanoTime() > nextReport) {
 				report(big, start, rows);
+				nextReport += sample.toNanos();
 			}
 		}
-		Thread.sleep(10_000);
+		Thread.sleep(sample.toMillis());
 		report(big, start, rows);
 	}
 

@@ -27,9 +27,10 @@ public final class SecurityBenchmark {
 	private static final String SECRET = "sth_benchmark-secret-0123456789abcdefghijklmnopqrst";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
-		Duration warmup = Duration.ofSeconds(1);
-		int rounds = Integer.getInteger("rounds", 3);
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
+		int seeded = Parameters.count("seeded", 2_000, 100);
 		Path directory = Files.createTempDirectory("statehouse-security-bench");
 		Credentials credentials = Credentials.random("default");
 		String hash = HexFormat.of()
@@ -47,10 +48,11 @@ public final class SecurityBenchmark {
 						"--statehouse.clickhouse.database=bench_open")) {
 
 			String[] bearer = { "Authorization", "Bearer " + SECRET };
-			StateBenchmark.seed(secured.http, secured.baseUrl, bearer);
-			StateBenchmark.seed(open.http, open.baseUrl);
-			System.out.printf("Tokens vs open, one engine; %d rounds of %d s, medians%n", rounds, measure.toSeconds());
-			paired("GET /states/{id}", 16, rounds, warmup, measure, get(secured, bearer), get(open));
+			StateBenchmark.seed(secured.http, secured.baseUrl, seeded, bearer);
+			StateBenchmark.seed(open.http, open.baseUrl, seeded);
+			System.out.printf("Tokens vs open, one engine; %d rounds of %s, medians%n", rounds,
+					Parameters.format(measure));
+			paired("GET /states/{id}", 16, rounds, warmup, measure, get(secured, seeded, bearer), get(open, seeded));
 			paired("PUT /states/{id}", 64, rounds, warmup, measure, put(secured, bearer), put(open));
 		}
 	}
@@ -84,10 +86,10 @@ public final class SecurityBenchmark {
 				threads / 2, threads / 2, Load.median(ratios), rounds);
 	}
 
-	private static Load.Operation get(Service service, String... headers) {
+	private static Load.Operation get(Service service, int seeded, String... headers) {
 		return (caller, n) -> {
 			HttpGet get = new HttpGet(service.baseUrl + "/states/bench:seed:"
-					+ ((caller * 7919L + n * 104_729L) % StateBenchmark.SEEDED));
+					+ ((caller * 7919L + n * 104_729L) % seeded));
 			if (headers.length > 0) {
 				get.setHeader(headers[0], headers[1]);
 			}

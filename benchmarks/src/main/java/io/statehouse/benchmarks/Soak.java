@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,11 +49,11 @@ public final class Soak {
 	}
 
 	public static void main(String[] args) throws Exception {
-		Duration duration = Duration.ofMinutes(Integer.getInteger("minutes", 10));
-		Duration window = Duration.ofSeconds(Integer.getInteger("window", 60));
-		int rate = Integer.getInteger("rate", 200);
-		System.out.printf("Soak: %d operations/s for %d min, two instances on one engine, windows of %d s%n", rate,
-				duration.toMinutes(), window.toSeconds());
+		Duration duration = Parameters.minutes("minutes", 10, 0.05);
+		Duration window = Parameters.seconds("window", 60, 1);
+		int rate = Parameters.count("rate", 200, 20);
+		System.out.printf("Soak: %d operations/s for %s, two instances on one engine, windows of %s%n", rate,
+				Parameters.format(duration), Parameters.format(window));
 		Credentials credentials = Credentials.random("default");
 		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
 				Files.createTempDirectory("statehouse-soak").resolve("clickhouse"), null, 0,
@@ -97,12 +98,20 @@ public final class Soak {
 				"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s" };
 		try (Service first = Service.start(128, settings); Service second = Service.start(128, settings)) {
 			Service[] services = { first, second };
+			ExecutorService callers = Executors.newFixedThreadPool(64);
+			List<Future<?>> seeded = new ArrayList<>();
 			for (int i = 0; i < IDS; i++) {
-				expect(send(first, "PUT", "/states/soak:" + i, "application/json", "{\"n\":0}"), 201);
+				String path = "/states/soak:" + i;
+				seeded.add(callers.submit(() -> {
+					expect(send(first, "PUT", path, "application/json", "{\"n\":0}"), 201);
+					return null;
+				}));
+			}
+			for (Future<?> seed : seeded) {
+				seed.get();
 			}
 			Traffic traffic = new Traffic(services);
 			List<Window> windows = new ArrayList<>();
-			ExecutorService callers = Executors.newFixedThreadPool(64);
 			long start = System.nanoTime();
 			long interval = TimeUnit.SECONDS.toNanos(1) / ratePerSecond;
 			long windowCount = duration.toNanos() / window.toNanos();

@@ -38,15 +38,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  */
 public final class StateBenchmark {
 
-	static final int SEEDED = 2_000;
-
 	static final String DOCUMENT = "{\"completed\":{\"singer_state\":{\"bookmarks\":{\"orders\":"
 			+ "{\"replication_key\":\"updated_at\",\"replication_key_value\":\"2026-11-30T00:00:00Z\"}}}},\"partial\":{}}";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 5));
-		Duration warmup = Duration.ofSeconds(1);
-		int rounds = Integer.getInteger("rounds", 3);
+		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
+		int seeded = Parameters.count("seeded", 2_000, 100);
 		try (Service service = Service.start(128)) {
 			CloseableHttpClient http = service.http;
 			String base = service.baseUrl;
@@ -57,16 +56,16 @@ public final class StateBenchmark {
 			String baseline = changelog.replace("changelog`", "baseline_single_insert`");
 			jdbc.sql("CREATE TABLE " + baseline + " AS " + changelog).update();
 
-			seed(http, base);
+			seed(http, base, seeded);
 
-			System.out.printf("State API on the embedded engine; %d rounds of %d s, medians%n", rounds,
-					measure.toSeconds());
+			System.out.printf("State API on the embedded engine; %d rounds of %s, medians%n", rounds,
+					Parameters.format(measure));
 			Load.Operation httpGet = (caller, n) -> {
-				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % seeded);
 				expect(http, new HttpGet(base + "/states/" + id), 200);
 			};
 			Load.Operation driverGet = (caller, n) -> {
-				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % SEEDED);
+				String id = "bench:seed:" + ((caller * 7919L + n * 104_729L) % seeded);
 				if (store.newest(id).isEmpty()) {
 					throw new IllegalStateException("missing " + id);
 				}
@@ -119,14 +118,14 @@ public final class StateBenchmark {
 		}
 	}
 
-	/** PUTs {@value #SEEDED} states from 16 threads, with the given headers (name, value, ...). */
-	static void seed(CloseableHttpClient http, String base, String... headers) throws Exception {
+	/** PUTs {@code count} states, {@code bench:seed:0}…, from 16 threads, with the given headers (name, value, ...). */
+	static void seed(CloseableHttpClient http, String base, int count, String... headers) throws Exception {
 		ExecutorService seeders = Executors.newFixedThreadPool(16);
 		List<Future<?>> seeded = new ArrayList<>();
 		for (int t = 0; t < 16; t++) {
 			int thread = t;
 			seeded.add(seeders.submit(() -> {
-				for (int i = thread; i < SEEDED; i += 16) {
+				for (int i = thread; i < count; i += 16) {
 					HttpPut put = new HttpPut(base + "/states/bench:seed:" + i);
 					put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
 					for (int h = 0; h < headers.length; h += 2) {
