@@ -25,11 +25,13 @@ public final class JavaProcess implements AutoCloseable {
 
 	private final List<String> output = new ArrayList<>();
 
+	private final Thread pump;
+
 	private JavaProcess(Process process) {
 		this.process = process;
-		Thread pump = new Thread(this::pump, "child-output-" + process.pid());
-		pump.setDaemon(true);
-		pump.start();
+		this.pump = new Thread(this::pump, "child-output-" + process.pid());
+		this.pump.setDaemon(true);
+		this.pump.start();
 	}
 
 	/**
@@ -130,6 +132,21 @@ public final class JavaProcess implements AutoCloseable {
 
 	/** The exit code of the child, once it has exited. */
 	public int exitValue() {
+		return this.process.exitValue();
+	}
+
+	/**
+	 * Waits for the child to exit and for the last of its output, killing it (and what it started)
+	 * and failing with its output if it runs longer than {@code timeout}.
+	 * @return its exit code
+	 */
+	public int waitFor(Duration timeout) throws InterruptedException {
+		if (!this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+			this.process.descendants().forEach(ProcessHandle::destroyForcibly);
+			kill();
+			throw new IllegalStateException("The child did not exit within " + timeout + ":\n" + output());
+		}
+		this.pump.join(timeout.toMillis());
 		return this.process.exitValue();
 	}
 
