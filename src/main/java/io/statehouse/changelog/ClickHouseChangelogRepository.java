@@ -20,6 +20,7 @@ import java.util.UUID;
 import io.statehouse.changelog.ChangelogTables.Tail;
 import io.statehouse.clickhouse.ClaimArbiter;
 import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
@@ -48,6 +49,26 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			    WHERE state_id IN (:ids) AND {tail} AND {held}
 			    UNION ALL
 			    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
+			    FROM {state} FINAL
+			    WHERE state_id IN (:ids)
+			)
+			GROUP BY state_id""";
+
+	/**
+	 * {@link #NEWEST} without the arbiter, for when it cannot be asked: the materialized version
+	 * of each id, and whether the tail holds a row newer than it — a claim only the arbiter can
+	 * decide.
+	 */
+	private static final String MATERIALIZED = """
+			SELECT state_id, argMaxIf(row, version, materialized) AS newest,
+			       maxIf(version, NOT materialized) > maxIf(version, materialized) AS undecided
+			FROM (
+			    SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
+			           0 AS materialized
+			    FROM {changelog}
+			    WHERE state_id IN (:ids) AND {tail}
+			    UNION ALL
+			    SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
 			    FROM {state} FINAL
 			    WHERE state_id IN (:ids)
 			)
@@ -139,6 +160,37 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			LIMIT :limit""";
 
 	/**
+	 * {@link #LIST} without the arbiter, for when it cannot be asked: every tail row counts, and
+	 * {@code undecided} says that an id's tail holds a version newer than its materialized one —
+	 * such an id is listed even when that version deletes it, as only the arbiter can tell whether
+	 * it won.
+	 */
+	private static final String LIST_MATERIALIZED = """
+			SELECT state_id, argMax(version, (version, source)) AS newest,
+			       argMax(deleted, (version, source)) AS is_deleted,
+			       argMax(size, (version, source)) AS size_bytes,
+			       argMax(updated_at, (version, source)) AS updated,
+			       maxIf(version, source = 0) > maxIf(version, source = 1) AS undecided
+			FROM (
+			    SELECT state_id, version, argMin(deleted, {order}) AS deleted,
+			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
+			           0 AS source
+			    FROM {changelog}
+			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail}
+			    GROUP BY state_id, version
+			    UNION ALL
+			    SELECT state_id, version, deleted, length(document), updated_at, 1
+			    FROM {state} FINAL
+			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+			      AND arrayExists(p -> state_id LIKE p, [:visible])
+			)
+			GROUP BY state_id
+			HAVING NOT is_deleted OR undecided
+			ORDER BY state_id
+			LIMIT :limit""";
+
+	/**
 	 * The retained rows of an id from a version on (documents of that version only) and its state
 	 * row; {@code held} says which of the rows newer than the state row may be the newest.
 	 */
@@ -199,6 +251,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String history;
 
+	private final String materialized;
+
+	private final String listMaterialized;
+
+	private final String versionMaterialized;
+
+	private final String historyMaterialized;
+
 	/**
 	 * @param segmentSeconds the changelog's partitions, as its table was created with
 	 * @param writer names this instance in the rows it writes
@@ -221,6 +281,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		String unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
 		this.version = sql("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
 		this.history = sql("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
+		// The same reads without the arbiter, for an id with nothing newer than its materialized
+		// version while the arbiter cannot be asked.
+		this.materialized = sql(MATERIALIZED);
+		this.listMaterialized = sql(LIST_MATERIALIZED);
+		this.versionMaterialized = sql(VERSION.replace("{held}", "0"));
+		this.historyMaterialized = sql(HISTORY.replace("{held}", "0"));
 	}
 
 	private String sql(String template) {
@@ -238,7 +304,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
 		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
-		Map<String, Head> newest = newestHere(ids, fromBlock);
+		Map<String, Head> newest = new HashMap<>();
+		try {
+			newest.putAll(newestHere(ids, fromBlock));
+		}
+		catch (DataAccessException ex) {
+			newest.putAll(materialized(ids, fromBlock, ex));
+		}
 		while (true) {
 			List<ClaimKey> next = ids.stream()
 				.map((id) -> new ClaimKey(id, (newest.containsKey(id)) ? newest.get(id).state().version() + 1 : 1))
@@ -289,6 +361,37 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.list()
 			.forEach((head) -> newest.put(head.state().id(), head));
 		return newest;
+	}
+
+	/**
+	 * The materialized versions, when the read that asks the arbiter failed ({@code failure}):
+	 * answered on one node, where no replica can lag, for ids whose tail holds nothing newer than
+	 * their materialized version — what the arbiter would have been asked about. (A {@code
+	 * KeeperMap} table refuses every statement while it has not reached Keeper since the engine
+	 * started, even one that looks up no key.)
+	 * @throws DataAccessException {@code failure}, when the arbiter is needed or ClickHouse itself
+	 * did not answer
+	 */
+	private Map<String, Head> materialized(Collection<String> ids, long fromBlock, DataAccessException failure) {
+		requireArbiterOnly(failure);
+		Map<String, Head> newest = new HashMap<>();
+		this.jdbc.sql(this.materialized).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
+			if (rs.getBoolean("undecided")) {
+				throw failure;
+			}
+			return head(rs, n);
+		}).list().forEach((head) -> newest.put(head.state().id(), head));
+		return newest;
+	}
+
+	/**
+	 * Goes on without the arbiter only on one node, where no replica can lag, and only when
+	 * ClickHouse itself answered: it was what it needs (its Keeper) that was away.
+	 */
+	private void requireArbiterOnly(DataAccessException failure) {
+		if (this.schema.replicated() || !ClickHouseErrors.isOutage(failure) || ClickHouseErrors.code(failure) == 0) {
+			throw failure;
+		}
 	}
 
 	/** The rows of these claims, wherever they are in the changelog. */
@@ -471,21 +574,43 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
 			int limit, long fromBlock) {
-		return this.jdbc.sql(this.list)
+		try {
+			return list(this.list, null, prefix, likePattern, visible, after, limit, fromBlock);
+		}
+		catch (DataAccessException ex) {
+			// As newest: without the arbiter, every tail row counts, and a page with an id whose
+			// tail holds a version newer than its materialized one waits for the arbiter.
+			requireArbiterOnly(ex);
+			return list(this.listMaterialized, ex, prefix, likePattern, visible, after, limit, fromBlock);
+		}
+	}
+
+	/**
+	 * A page of a listing.
+	 * @param failure the arbiter's, for a listing without it: thrown for an id it must decide
+	 */
+	private List<StateSummary> list(String sql, @Nullable DataAccessException failure, String prefix,
+			String likePattern, List<String> visible, @Nullable String after, int limit, long fromBlock) {
+		return this.jdbc.sql(sql)
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
 			.param("visible", visible)
 			.param("after", (after != null) ? after : "")
 			.param("fromBlock", fromBlock)
 			.param("limit", limit)
-			.query((rs, row) -> new StateSummary(rs.getString("state_id"), rs.getLong("newest"),
-					instant(rs, "updated"), rs.getLong("size_bytes")))
+			.query((rs, row) -> {
+				if (failure != null && rs.getBoolean("undecided")) {
+					throw failure;
+				}
+				return new StateSummary(rs.getString("state_id"), rs.getLong("newest"), instant(rs, "updated"),
+						rs.getLong("size_bytes"));
+			})
 			.list();
 	}
 
 	@Override
 	public Optional<StoredState> version(String id, long version) {
-		Retained retained = retained(this.version, id, version);
+		Retained retained = retained(this.version, this.versionMaterialized, id, version);
 		if (retained == null) {
 			return Optional.empty();
 		}
@@ -499,7 +624,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public List<VersionInfo> history(String id) {
-		Retained retained = retained(this.history, id, 0);
+		Retained retained = retained(this.history, this.historyMaterialized, id, 0);
 		if (retained == null) {
 			return List.of();
 		}
@@ -513,9 +638,45 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		return versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList();
 	}
 
-	/** The retained rows of an id and the lineage of their winners; {@code null} for an unknown id. */
-	private @Nullable Retained retained(String sql, String id, long fromVersion) {
-		List<HistoryRow> rows = this.jdbc.sql(sql)
+	/**
+	 * The retained rows of an id and the lineage of their winners; {@code null} for an unknown id.
+	 * When the arbiter cannot be asked, as {@link #materialized}: without it ({@code materialized},
+	 * every row's {@code held} false), for an id with no row newer than its materialized version.
+	 */
+	private @Nullable Retained retained(String sql, String materialized, String id, long fromVersion) {
+		List<HistoryRow> rows;
+		try {
+			rows = rows(sql, id, fromVersion);
+		}
+		catch (DataAccessException ex) {
+			requireArbiterOnly(ex);
+			rows = rows(materialized, id, fromVersion);
+			long materializedVersion = rows.stream()
+				.filter(HistoryRow::materialized)
+				.mapToLong(HistoryRow::version)
+				.max()
+				.orElse(0);
+			if (rows.stream().anyMatch((row) -> !row.materialized() && row.version() > materializedVersion)) {
+				throw ex;
+			}
+		}
+		// The newest: the highest version that holds; at equal versions the materialized row, else the
+		// first committed.
+		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
+			.thenComparing(HistoryRow::materialized)
+			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
+			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
+		List<HistoryRow> retained = rows;
+		return rows.stream()
+			.filter(HistoryRow::held)
+			.max(newest)
+			.map((head) -> new Retained(retained, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
+					retained.stream().filter((row) -> !row.materialized()).toList())))
+			.orElse(null);
+	}
+
+	private List<HistoryRow> rows(String sql, String id, long fromVersion) {
+		return this.jdbc.sql(sql)
 			.param("id", id)
 			.param("version", fromVersion)
 			.query((rs, n) -> new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"),
@@ -525,18 +686,6 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 					rs.getLong("block_offset"),
 					rs.getBoolean("materialized"), rs.getBoolean("held")))
 			.list();
-		// The newest: the highest version that holds; at equal versions the materialized row, else the
-		// first committed.
-		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
-			.thenComparing(HistoryRow::materialized)
-			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
-			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
-		return rows.stream()
-			.filter(HistoryRow::held)
-			.max(newest)
-			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
-					rows.stream().filter((row) -> !row.materialized()).toList())))
-			.orElse(null);
 	}
 
 	private static boolean bool(Object value) {

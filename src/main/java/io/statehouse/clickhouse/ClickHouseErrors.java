@@ -25,7 +25,8 @@ public final class ClickHouseErrors {
 	 * (NO_ZOOKEEPER, KEEPER_EXCEPTION — connection loss, session expired), a replica's session
 	 * (TABLE_IS_READ_ONLY), enough replicas for a quorum (TOO_FEW_LIVE_REPLICAS,
 	 * UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE, UNKNOWN_STATUS_OF_INSERT), the network between
-	 * servers, or time (TIMEOUT_EXCEEDED, SOCKET_TIMEOUT).
+	 * servers, or time (TIMEOUT_EXCEEDED, SOCKET_TIMEOUT). A {@code KeeperMap} table that has not
+	 * reached its Keeper since the engine started counts too ({@link #INVALID_STATE}).
 	 */
 	private static final Set<Integer> UNAVAILABLE = Set.of(159, 209, 210, 225, 242, 279, 285, 286, 319, 999);
 
@@ -34,6 +35,15 @@ public final class ClickHouseErrors {
 	 * answer was lost, a quorum that was not confirmed in time, a timeout).
 	 */
 	private static final Set<Integer> OUTCOME_UNKNOWN = Set.of(159, 209, 210, 319, 999);
+
+	/**
+	 * INVALID_STATE: among others, what a {@code KeeperMap} table answers while it has not
+	 * reached Keeper since it was attached (an engine started while its Keeper was away) — every
+	 * statement on it, before it asks Keeper anything, until one reaches Keeper.
+	 */
+	private static final int INVALID_STATE = 668;
+
+	private static final String KEEPER_TABLE_NOT_ACTIVATED = "Failed to activate table because of connection issues";
 
 	private ClickHouseErrors() {
 	}
@@ -46,7 +56,17 @@ public final class ClickHouseErrors {
 				return true;
 			}
 		}
-		return UNAVAILABLE.contains(code(ex));
+		int code = code(ex);
+		return UNAVAILABLE.contains(code) || (code == INVALID_STATE && says(ex, KEEPER_TABLE_NOT_ACTIVATED));
+	}
+
+	private static boolean says(Throwable ex, String text) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (String.valueOf(cause.getMessage()).contains(text)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

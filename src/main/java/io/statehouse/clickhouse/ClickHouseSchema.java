@@ -12,6 +12,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -101,8 +102,9 @@ public class ClickHouseSchema implements InitializingBean {
 				if (!ClickHouseErrors.isOutage(ex) || System.nanoTime() + backoff.toNanos() > deadline) {
 					throw ex;
 				}
-				logger.warn("ClickHouse is not reachable yet (" + ClickHouseErrors.describe(ex) + "); retrying in "
-						+ backoff.toMillis() + " ms");
+				String waiting = (ex instanceof KeeperTableMissingException) ? ex.getMessage()
+						: "ClickHouse is not reachable yet (" + ClickHouseErrors.describe(ex) + ")";
+				logger.warn(waiting + "; retrying in " + backoff.toMillis() + " ms");
 				Thread.sleep(backoff.toMillis());
 				backoff = Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
 			}
@@ -122,6 +124,10 @@ public class ClickHouseSchema implements InitializingBean {
 							+ "<zookeeper> and <keeper_map_path_prefix> on the server (the embedded engine: "
 							+ "statehouse.clickhouse.embedded.config-file), or use coordination=commit-order on one "
 							+ "non-replicated ClickHouse", ex);
+				}
+				if (table.inKeeper()) {
+					// Only a table that does not exist yet asks Keeper: an existing one is left as it is.
+					throw new KeeperTableMissingException(table(table.name()), ex);
 				}
 				throw ex;
 			}
@@ -197,6 +203,19 @@ public class ClickHouseSchema implements InitializingBean {
 			.param("names", names)
 			.query((rs, n) -> rs.getString("name") + " (" + rs.getString("engine") + ")")
 			.list();
+	}
+
+	/**
+	 * A table kept in Keeper that does not exist yet, while ClickHouse cannot reach its Keeper: an
+	 * outage (start-up waits for it, up to the start-up timeout), named as such.
+	 */
+	static final class KeeperTableMissingException extends DataAccessResourceFailureException {
+
+		KeeperTableMissingException(String table, DataAccessException cause) {
+			super("The table " + table + " is kept in Keeper and does not exist yet: it can be created only while "
+					+ "ClickHouse reaches its Keeper (" + ClickHouseErrors.describe(cause) + ")", cause);
+		}
+
 	}
 
 }

@@ -22,8 +22,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * it, and an INSERT of a key that exists is refused at once — a linearizable compare-and-set, no
  * read-back. A multi-row INSERT is one Keeper transaction: when it is refused, the keys that are
  * held already are looked up, their claims lose, and the others are inserted again, so no claim
- * pays for another's conflict. Readers keep a row only when its claim is the recorded holder of
- * its key (a point lookup of the candidates' keys in Keeper).
+ * pays for another's conflict. An INSERT that certainly never reached Keeper because it is away
+ * (its keys' first, with no earlier attempt's outcome to find out) fails the settlement at once.
+ * Readers keep a row only when its claim is the recorded holder of its key (a point lookup of the
+ * candidates' keys in Keeper).
  *
  * <p>Keeper is no store for millions of keys: decided keys are forgotten once their winners are
  * materialized and their rows are two claim windows old. A claim decided longer ago than half a
@@ -34,7 +36,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * version recorded beyond what it read looks for its row in the whole changelog.
  *
  * <p>Every statement is bounded by {@code max_execution_time}: without a Keeper session, ClickHouse
- * would wait minutes for one whatever {@code keeper_max_retries} says.
+ * would wait minutes for one whatever {@code keeper_max_retries} says. And every statement tries
+ * to reach Keeper once ({@code keeper_max_retries = 0}): the settlement's own attempts and
+ * look-ups are its retries.
  */
 class KeeperArbiter implements ClaimArbiter {
 
@@ -58,18 +62,28 @@ class KeeperArbiter implements ClaimArbiter {
 			ENGINE = KeeperMap('{keeperPath}')
 			PRIMARY KEY key""";
 
+	/**
+	 * The settings of every statement that asks Keeper: it ends after {@code max_execution_time},
+	 * and it tries to reach Keeper once. ClickHouse's own Keeper retries (10 by default, backing
+	 * off up to 5 s) check the time limit only between attempts, and a table that could not reach
+	 * Keeper when it was attached (an engine started while Keeper was away) retries while it holds
+	 * the table's lock, so that every statement on the table queues behind them: the arbiter and
+	 * its callers retry instead, within their own bounds.
+	 */
+	private static final String SETTINGS = "max_execution_time = {timeout}, keeper_max_retries = 0";
+
 	private static final String CLAIM = """
 			INSERT INTO {claims} (key, holder)
-			SETTINGS keeper_map_strict_mode = 1, max_execution_time = {timeout}
+			SETTINGS keeper_map_strict_mode = 1, {settings}
 			VALUES (?, ?)""";
 
 	private static final String HOLDERS = """
 			SELECT key, holder FROM {claims} WHERE key IN (:keys)
-			SETTINGS max_execution_time = {timeout}""";
+			SETTINGS {settings}""";
 
 	private static final String FORGET = """
 			DELETE FROM {claims} WHERE key IN (:keys)
-			SETTINGS max_execution_time = {timeout}""";
+			SETTINGS {settings}""";
 
 	private static final String HOLDS = """
 			({key}, toString({claim})) IN (
@@ -99,7 +113,7 @@ class KeeperArbiter implements ClaimArbiter {
 
 	/** Reads from Keeper (a key no claim has): fails while ClickHouse has no Keeper session. */
 	void ping() {
-		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS max_execution_time = {timeout}"))
+		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS {settings}"))
 			.query(Long.class)
 			.single();
 	}
@@ -133,6 +147,7 @@ class KeeperArbiter implements ClaimArbiter {
 			}
 			List<String> keys = new ArrayList<>(pending.keySet());
 			keys = keys.subList(0, Math.min(keys.size(), MAX_KEYS_PER_INSERT));
+			boolean sentBefore = keys.stream().anyMatch(sent::contains);
 			sent.addAll(keys);
 			try {
 				insert(space, keys, pending);
@@ -145,6 +160,11 @@ class KeeperArbiter implements ClaimArbiter {
 				}
 			}
 			catch (DataAccessException ex) {
+				if (!sentBefore && ClickHouseErrors.isOutage(ex) && ClickHouseErrors.certainlyNotApplied(ex)) {
+					// Keeper (or ClickHouse) is away and this INSERT certainly never reached it: there
+					// is no outcome to look up, and nothing can be decided until it is back.
+					throw ex;
+				}
 				// Refused (a key is held) or not answered (maybe applied, maybe still to be): the
 				// keys held now decide those claims — an earlier attempt of ours holding its keys
 				// means ours won — and the rest are inserted again.
@@ -186,7 +206,7 @@ class KeeperArbiter implements ClaimArbiter {
 
 	@Override
 	public String settings() {
-		return sql("SETTINGS max_execution_time = {timeout}");
+		return sql("SETTINGS {settings}");
 	}
 
 	@Override
@@ -245,7 +265,8 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	private String sql(String template) {
-		return this.schema.sql(template.replace("{timeout}", Long.toString(Math.max(1, this.timeout.toSeconds()))));
+		return this.schema.sql(template.replace("{settings}", SETTINGS)
+			.replace("{timeout}", Long.toString(Math.max(1, this.timeout.toSeconds()))));
 	}
 
 	/**

@@ -58,4 +58,17 @@ class ClickHouseErrorsTests {
 				new SQLException("Code: 62. DB::Exception: Syntax error. (SYNTAX_ERROR)", "42000", 62)))).isFalse();
 	}
 
+	@Test
+	void aKeeperTableNotYetActivatedIsAnOutageThatChangedNothing() {
+		UncategorizedSQLException notActivated = new UncategorizedSQLException("insert", STATEMENT,
+				new SQLException("Code: 668. DB::Exception: Failed to activate table because of connection issues. It "
+						+ "will be activated once a connection is established and metadata is verified. (INVALID_STATE)",
+						"HY000", 668));
+		assertThat(ClickHouseErrors.isOutage(notActivated)).isTrue();
+		assertThat(ClickHouseErrors.certainlyNotApplied(notActivated)).isTrue();
+		assertThat(ClickHouseErrors.isOutage(new UncategorizedSQLException("query", STATEMENT,
+				new SQLException("Code: 668. DB::Exception: Failed to activate table because of invalid metadata in "
+						+ "ZooKeeper. Please DROP/DETACH table. (INVALID_STATE)", "HY000", 668)))).isFalse();
+	}
+
 }
