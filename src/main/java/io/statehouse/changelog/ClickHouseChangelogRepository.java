@@ -304,12 +304,15 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
 		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
-		Map<String, Head> newest = new HashMap<>();
+		Map<String, Head> newest;
 		try {
-			newest.putAll(newestHere(ids, fromBlock));
+			newest = newestHere(ids, fromBlock);
 		}
 		catch (DataAccessException ex) {
-			newest.putAll(materialized(ids, fromBlock, ex));
+			// The arbiter just failed: the next versions are not looked up either (on one node
+			// that look-up failing is answered all the same), so that a Keeper that does not
+			// answer holds the read up once, not twice.
+			return materialized(ids, fromBlock, ex);
 		}
 		while (true) {
 			List<ClaimKey> next = ids.stream()
