@@ -294,10 +294,10 @@ def test_a_lock_let_go_within_the_wait_is_granted(
 def test_a_lease_is_renewed_while_held(
     backend: Backend, statehouse: Statehouse, prefix: str
 ) -> None:
-    manager = backend(lease_seconds=2)
+    manager = backend(lease_seconds=3)
     with manager.acquire_lock("dev:long", retry_seconds=1):
         first = statehouse.lock(prefix + "dev:long")
-        time.sleep(4.5)
+        time.sleep(5)
         later = statehouse.lock(prefix + "dev:long")
         assert later is not None
         assert later["fencingToken"] == first["fencingToken"]
