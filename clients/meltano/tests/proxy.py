@@ -12,6 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import urllib3
 
+if t.TYPE_CHECKING:
+    import ssl
+
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
@@ -78,7 +81,8 @@ class Proxy:
             ]
 
 
-def start(upstream: str) -> tuple[Proxy, ThreadingHTTPServer]:
+def start(upstream: str, tls: ssl.SSLContext | None = None) -> tuple[Proxy, ThreadingHTTPServer]:
+    """Serve on a loopback port (over TLS with ``tls``), forwarding to ``upstream``."""
     proxy = Proxy(upstream=upstream)
     pool = urllib3.PoolManager(maxsize=8)
 
@@ -136,6 +140,8 @@ def start(upstream: str) -> tuple[Proxy, ThreadingHTTPServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     proxy.port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return proxy, server

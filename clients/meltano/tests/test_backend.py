@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import ssl
+import subprocess
 import threading
 import time
 import typing as t
 from urllib.parse import quote
 
+import proxy as proxies
 import pytest
 from meltano.core.error import MeltanoError
 from meltano.core.state_store.base import MeltanoState, StateIDLockedError
@@ -24,6 +27,7 @@ from meltano_state_backend_statehouse import (
 
 if t.TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from conftest import Statehouse
     from proxy import Proxy
@@ -290,10 +294,10 @@ def test_a_lock_let_go_within_the_wait_is_granted(
 def test_a_lease_is_renewed_while_held(
     backend: Backend, statehouse: Statehouse, prefix: str
 ) -> None:
-    manager = backend(lease_seconds=2)
+    manager = backend(lease_seconds=3)
     with manager.acquire_lock("dev:long", retry_seconds=1):
         first = statehouse.lock(prefix + "dev:long")
-        time.sleep(4.5)
+        time.sleep(5)
         later = statehouse.lock(prefix + "dev:long")
         assert later is not None
         assert later["fencingToken"] == first["fencingToken"]
@@ -376,3 +380,40 @@ def test_an_unreachable_statehouse_is_a_meltano_error(backend: Backend) -> None:
         manager.get("dev:x")
     assert "did not answer" in str(unreachable.value)
     assert unreachable.value.problem is None
+
+
+def test_secure_speaks_https_and_checks_the_certificate(
+    backend: Backend,
+    statehouse: Statehouse,
+    prefix: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    tls, server = proxies.start(statehouse.base_url, tls=context)
+    try:
+        uri = tls.uri(quote(prefix, safe=""))
+        with pytest.raises(StatehouseError, match=r"(?i)certificate verify failed"):
+            backend(uri, secure=True).get("dev:tls")
+        assert tls.exchanges == []
+
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        manager = backend(uri, secure=True)
+        manager.set(_state("dev:tls", {"v": 1}, {}))
+        assert manager.get("dev:tls") == _state("dev:tls", {"v": 1}, {})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert statehouse.document(prefix + "dev:tls") == {"completed": {"v": 1}, "partial": {}}
+    assert [e.method for e in tls.exchanges] == ["PUT", "GET"]

@@ -11,12 +11,12 @@ applied. Outside a run (``meltano state ...``) each ``update``/``clear`` takes t
 own duration. Meltano's ``update`` merges a partial state into the stored one with Meltano's own
 ``merge`` (read, merge, write): the write carries ``If-Match`` with the version read, so the result
 is exactly Meltano's and nobody's write in between is lost. Statehouse's ``PATCH`` is RFC 7396,
-which differs from Meltano's merge (a null deletes a key there), so the backend does not use it.
+which differs from Meltano's merge (a null deletes a key there), so the backend does not use it;
+where the two agree it would save nothing, since Meltano's (final) ``update`` reads first anyway.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import socket
@@ -49,8 +49,6 @@ if t.TYPE_CHECKING:
         from collections.abc import Generator
     else:
         from typing_extensions import Generator
-
-logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
