@@ -110,8 +110,12 @@ class EmbeddedEngineDoorTests {
 		}
 	}
 
-	/** Probes before, during and after a hold of the door by jamming connections, and reports their times. */
+	/**
+	 * Probes before, during and after a hold of the door by jamming connections (after a warm-up:
+	 * a process just started answers its first requests slowly), and reports their times.
+	 */
 	private static Hold hold(int port, Probe probes, int perKind, Kind... kinds) throws Exception {
+		probes.run(Duration.ofSeconds(3));
 		Latencies before = probes.run(Duration.ofSeconds(4));
 		Latencies during;
 		String opened;
