@@ -2,10 +2,6 @@ package io.statehouse.clickhouse.embedded;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -14,20 +10,17 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import com.sun.net.httpserver.Headers;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.statehouse.clickhouse.embedded.ChdbEngine.Classification;
 import io.statehouse.clickhouse.embedded.ChdbEngine.Result;
 import io.statehouse.clickhouse.embedded.ChdbEngine.Statement;
+import io.statehouse.clickhouse.embedded.GuardedHttpServer.Answer;
+import io.statehouse.clickhouse.embedded.GuardedHttpServer.Head;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,21 +34,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>One user is let in ({@link Credentials}), authenticated as ClickHouse does it: HTTP basic
  * authentication, {@code X-ClickHouse-User} and {@code X-ClickHouse-Key}, or the {@code user}
- * and {@code password} parameters; any other request is refused with code 516 before it reaches
- * the engine. It binds to 127.0.0.1 only. {@code /ping}, {@code /replicas_status} and a bare
- * {@code GET /} answer {@code Ok.} to anyone, as ClickHouse's do; they run nothing.
+ * and {@code password} parameters; any other request is refused with code 516 from its head,
+ * before its body is read or it reaches the engine. It binds to 127.0.0.1 only, on a
+ * {@link GuardedHttpServer}: connections that never authenticate hold no thread, and get little
+ * time and room, so that others on the host cannot keep the service's statements out.
+ * {@code /ping}, {@code /replicas_status} and a bare {@code GET /} answer {@code Ok.} to anyone,
+ * as ClickHouse's do; they run nothing.
  *
  * <p>Not served: response compression ({@code compress=1}; connect with
  * {@code compress=false}), HTTP sessions ({@code session_id}), more users, and cancelling a
  * running query.
  */
-final class ClickHouseHttpEndpoint implements AutoCloseable {
-
-	static {
-		// The JDK server writes headers and body in separate packets; with Nagle's algorithm on,
-		// the client's delayed ACK adds ~40 ms to every response. Read once, at class init.
-		System.setProperty("sun.net.httpserver.nodelay", "true");
-	}
+final class ClickHouseHttpEndpoint implements GuardedHttpServer.Application, AutoCloseable {
 
 	/** URL parameters that are not settings (ClickHouse's HTTP handler reserves these). */
 	private static final Set<String> RESERVED_PARAMETERS = Set.of("query", "database", "default_format", "query_id",
@@ -71,20 +61,16 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 
 	private final Credentials credentials;
 
-	private final HttpServer server;
-
-	private final ExecutorService workers;
-
 	private final String timezone;
 
 	private final String version;
 
-	private ClickHouseHttpEndpoint(ChdbEngine engine, Credentials credentials, HttpServer server,
-			ExecutorService workers, String timezone, String version) {
+	/** Set once, by {@link #start}. */
+	private GuardedHttpServer server;
+
+	private ClickHouseHttpEndpoint(ChdbEngine engine, Credentials credentials, String timezone, String version) {
 		this.engine = engine;
 		this.credentials = credentials;
-		this.server = server;
-		this.workers = workers;
 		this.timezone = timezone;
 		this.version = version;
 	}
@@ -102,21 +88,18 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 			throw new IOException("The engine does not answer: " + identity.error());
 		}
 		String[] timezoneAndVersion = new String(identity.data(), StandardCharsets.UTF_8).strip().split("\t");
-		HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 128);
-		// Requests beyond the engine's sessions wait for one; a few more threads keep the socket
-		// work of one request overlapping the engine work of another.
-		ExecutorService workers = Executors.newFixedThreadPool(engine.sessionCount() * 2, new WorkerThreads());
-		server.setExecutor(workers);
-		ClickHouseHttpEndpoint endpoint = new ClickHouseHttpEndpoint(engine, credentials, server, workers,
-				timezoneAndVersion[0], timezoneAndVersion[1]);
-		server.createContext("/", endpoint::handle);
-		server.start();
+		ClickHouseHttpEndpoint endpoint = new ClickHouseHttpEndpoint(engine, credentials, timezoneAndVersion[0],
+				timezoneAndVersion[1]);
+		// Only authenticated requests reach these threads (their sockets are the event loop's):
+		// one per session, and requests beyond wait their turn.
+		endpoint.server = GuardedHttpServer.start(endpoint, port, GuardedHttpServer.Limits.DEFAULT,
+				Executors.newFixedThreadPool(engine.sessionCount(), new WorkerThreads()));
 		return endpoint;
 	}
 
 	/** The port the endpoint listens on. */
 	public int port() {
-		return this.server.getAddress().getPort();
+		return this.server.port();
 	}
 
 	/** A JDBC URL for this endpoint and a database. */
@@ -126,71 +109,70 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.server.stop(0);
-		this.workers.shutdown();
+		this.server.close();
+	}
+
+	/** Answers what needs no engine, and refuses whoever is not the user, before any body is read. */
+	@Override
+	public @Nullable Answer admit(Head head) {
 		try {
-			this.workers.awaitTermination(5, TimeUnit.SECONDS);
+			return judge(head);
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		catch (RuntimeException ex) {
+			return error(Result.failure(1002, "Code: 1002. DB::Exception: " + ex + ". (UNKNOWN_EXCEPTION)"),
+					newQueryId());
 		}
 	}
 
-	private void handle(HttpExchange exchange) throws IOException {
-		try {
-			String path = exchange.getRequestURI().getPath();
-			Map<String, String> parameters = parseQueryString(exchange.getRequestURI().getRawQuery());
-			String method = exchange.getRequestMethod();
-			if (path.equals("/ping") || path.equals("/replicas_status")
-					|| (path.equals("/") && method.equals("GET") && !parameters.containsKey("query"))) {
-				respond(exchange, 200, OK, "text/plain; charset=UTF-8");
-				return;
-			}
-			if (!authenticated(exchange.getRequestHeaders(), parameters)) {
-				String user = presentedUser(exchange.getRequestHeaders(), parameters);
-				respondError(exchange, Result.failure(516, "Code: 516. DB::Exception: " + user + ": Authentication "
-						+ "failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)"),
-						newQueryId());
-				return;
-			}
-			if (!path.equals("/") && !path.equals("/query")) {
-				respondError(exchange, Result.failure(36, "Code: 36. DB::Exception: There is no handle " + path
-						+ ". Use / or /ping. (BAD_ARGUMENTS)"), newQueryId());
-				return;
-			}
-			if (!method.equals("POST") && !method.equals("GET")) {
-				respondError(exchange, Result.failure(36, "Code: 36. DB::Exception: HTTP method " + method
-						+ " is not supported. (BAD_ARGUMENTS)"), newQueryId());
-				return;
-			}
-			serveQuery(exchange, parameters, method.equals("GET"));
+	private @Nullable Answer judge(Head head) {
+		String path = head.path();
+		String method = head.method();
+		Map<String, String> parameters = parseQueryString(head.rawQuery());
+		if (path.equals("/ping") || path.equals("/replicas_status")
+				|| (path.equals("/") && method.equals("GET") && !parameters.containsKey("query"))) {
+			return new Answer(200, Map.of("Content-Type", "text/plain; charset=UTF-8"), OK);
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
+		if (!authenticated(head, parameters)) {
+			return error(Result.failure(516, "Code: 516. DB::Exception: " + presentedUser(head, parameters)
+					+ ": Authentication failed: password is incorrect, or there is no user with such name. "
+					+ "(AUTHENTICATION_FAILED)"), newQueryId());
+		}
+		if (!path.equals("/") && !path.equals("/query")) {
+			return error(Result.failure(36, "Code: 36. DB::Exception: There is no handle " + path
+					+ ". Use / or /ping. (BAD_ARGUMENTS)"), newQueryId());
+		}
+		if (!method.equals("POST") && !method.equals("GET")) {
+			return error(Result.failure(36, "Code: 36. DB::Exception: HTTP method " + method
+					+ " is not supported. (BAD_ARGUMENTS)"), newQueryId());
+		}
+		return null;
+	}
+
+	/** Runs an authenticated request's statement. */
+	@Override
+	public Answer serve(Head head, byte[] body) throws InterruptedException {
+		try {
+			return serveQuery(head, parseQueryString(head.rawQuery()), head.method().equals("GET"), body);
 		}
 		catch (RuntimeException ex) {
-			// Reaches the client only if nothing was sent yet; otherwise the connection just closes.
-			respondError(exchange, Result.failure(1002, "Code: 1002. DB::Exception: " + ex + ". (UNKNOWN_EXCEPTION)"),
+			return error(Result.failure(1002, "Code: 1002. DB::Exception: " + ex + ". (UNKNOWN_EXCEPTION)"),
 					newQueryId());
-		}
-		finally {
-			exchange.close();
 		}
 	}
 
 	/** As ClickHouse reads credentials: basic authentication, then its headers, then parameters. */
-	private boolean authenticated(Headers headers, Map<String, String> parameters) {
-		String[] basic = basic(headers.getFirst("Authorization"));
+	private boolean authenticated(Head head, Map<String, String> parameters) {
+		String[] basic = basic(head.header("Authorization"));
 		if (basic != null) {
 			return this.credentials.match(basic[0], basic[1]);
 		}
-		return this.credentials.match(presentedUser(headers, parameters),
-				firstNonNull(headers.getFirst("X-ClickHouse-Key"), parameters.get("password")));
+		return this.credentials.match(presentedUser(head, parameters),
+				firstNonNull(head.header("X-ClickHouse-Key"), parameters.get("password")));
 	}
 
-	private static String presentedUser(Headers headers, Map<String, String> parameters) {
-		String[] basic = basic(headers.getFirst("Authorization"));
-		String user = (basic != null) ? basic[0] : firstNonNull(headers.getFirst("X-ClickHouse-User"), parameters.get("user"));
+	private static String presentedUser(Head head, Map<String, String> parameters) {
+		String[] basic = basic(head.header("Authorization"));
+		String user = (basic != null) ? basic[0] : firstNonNull(head.header("X-ClickHouse-User"), parameters.get("user"));
 		return (user != null) ? user : "default";
 	}
 
@@ -211,25 +193,20 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		}
 	}
 
-	private void serveQuery(HttpExchange exchange, Map<String, String> parameters, boolean readOnly)
-			throws IOException, InterruptedException {
-		Headers headers = exchange.getRequestHeaders();
-		String queryId = firstNonNull(headers.getFirst("X-ClickHouse-Query-Id"), parameters.get("query_id"));
+	private Answer serveQuery(Head head, Map<String, String> parameters, boolean readOnly, byte[] body)
+			throws InterruptedException {
+		String queryId = firstNonNull(head.header("X-ClickHouse-Query-Id"), parameters.get("query_id"));
 		queryId = (queryId == null || queryId.isEmpty()) ? newQueryId() : queryId;
 		Result unsupported = unsupported(parameters);
 		if (unsupported != null) {
-			exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
-			respondError(exchange, unsupported, queryId);
-			return;
+			return error(unsupported, queryId);
 		}
-		byte[] sql = queryText(parameters.get("query"), exchange.getRequestBody());
+		byte[] sql = queryText(parameters.get("query"), body);
 		if (sql.length == 0) {
-			respondError(exchange, Result.failure(62, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)"), queryId);
-			return;
+			return error(Result.failure(62, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)"), queryId);
 		}
-		String database = firstNonNull(headers.getFirst("X-ClickHouse-Database"), parameters.get("database"),
-				"default");
-		String format = outputFormat(sql, firstNonNull(headers.getFirst("X-ClickHouse-Format"),
+		String database = firstNonNull(head.header("X-ClickHouse-Database"), parameters.get("database"), "default");
+		String format = outputFormat(sql, firstNonNull(head.header("X-ClickHouse-Format"),
 				parameters.get("default_format"), "TabSeparated"));
 		Map<String, String> settings = new HashMap<>();
 		Map<String, String> queryParameters = new HashMap<>();
@@ -243,19 +220,18 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		});
 		Result refused = refuse(sql, readOnly);
 		if (refused != null) {
-			respondError(exchange, refused, queryId);
-			return;
+			return error(refused, queryId);
 		}
 		Result result = this.engine.execute(new Statement(sql, database, format, settings, queryParameters));
 		if (result.failed()) {
-			respondError(exchange, result, queryId);
-			return;
+			return error(result, queryId);
 		}
-		Headers response = exchange.getResponseHeaders();
-		response.set("X-ClickHouse-Format", format);
-		response.set("X-ClickHouse-Summary", summary(result));
-		commonHeaders(response, queryId);
-		respond(exchange, 200, result.data(), contentType(format));
+		Map<String, String> headers = new LinkedHashMap<>();
+		headers.put("Content-Type", contentType(format));
+		headers.put("X-ClickHouse-Format", format);
+		headers.put("X-ClickHouse-Summary", summary(result));
+		commonHeaders(headers, queryId);
+		return new Answer(200, headers, result.data());
 	}
 
 	private static @Nullable Result unsupported(Map<String, String> parameters) {
@@ -303,13 +279,12 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 	}
 
 	/** As ClickHouse does: the {@code query} parameter, then the body (e.g. INSERT data). */
-	private static byte[] queryText(@Nullable String query, InputStream body) throws IOException {
+	private static byte[] queryText(@Nullable String query, byte[] data) {
 		if (query == null || query.isEmpty()) {
-			return body.readAllBytes();
+			return data;
 		}
 		ByteArrayOutputStream text = new ByteArrayOutputStream();
 		text.writeBytes(query.getBytes(StandardCharsets.UTF_8));
-		byte[] data = body.readAllBytes();
 		if (data.length > 0) {
 			text.write('\n');
 			text.writeBytes(data);
@@ -325,30 +300,19 @@ final class ClickHouseHttpEndpoint implements AutoCloseable {
 		return format.find() ? format.group(1) : requested;
 	}
 
-	private void respondError(HttpExchange exchange, Result result, String queryId) throws IOException {
-		Headers response = exchange.getResponseHeaders();
-		response.set("X-ClickHouse-Exception-Code", Integer.toString(result.errorCode()));
-		commonHeaders(response, queryId);
+	private Answer error(Result result, String queryId) {
+		Map<String, String> headers = new LinkedHashMap<>();
+		headers.put("Content-Type", "text/plain; charset=UTF-8");
+		headers.put("X-ClickHouse-Exception-Code", Integer.toString(result.errorCode()));
+		commonHeaders(headers, queryId);
 		String message = result.error() + " (version " + this.version + ")\n";
-		respond(exchange, httpStatus(result.errorCode()), message.getBytes(StandardCharsets.UTF_8),
-				"text/plain; charset=UTF-8");
+		return new Answer(httpStatus(result.errorCode()), headers, message.getBytes(StandardCharsets.UTF_8));
 	}
 
-	private void commonHeaders(Headers response, String queryId) {
-		response.set("X-ClickHouse-Query-Id", queryId);
-		response.set("X-ClickHouse-Timezone", this.timezone);
-		response.set("X-ClickHouse-Server-Display-Name", "statehouse-embedded");
-	}
-
-	private static void respond(HttpExchange exchange, int status, byte[] body, String contentType)
-			throws IOException {
-		exchange.getResponseHeaders().set("Content-Type", contentType);
-		exchange.sendResponseHeaders(status, (body.length == 0) ? -1 : body.length);
-		if (body.length > 0) {
-			try (OutputStream out = exchange.getResponseBody()) {
-				out.write(body);
-			}
-		}
+	private void commonHeaders(Map<String, String> headers, String queryId) {
+		headers.put("X-ClickHouse-Query-Id", queryId);
+		headers.put("X-ClickHouse-Timezone", this.timezone);
+		headers.put("X-ClickHouse-Server-Display-Name", "statehouse-embedded");
 	}
 
 	private static String summary(Result result) {
