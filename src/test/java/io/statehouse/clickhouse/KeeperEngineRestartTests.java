@@ -125,19 +125,19 @@ class KeeperEngineRestartTests {
 		zooKeeper.kill();
 		// The same outage before the restart, for comparison: the engine's tables reached Keeper
 		// when they were attached.
-		SoftAssertions before = new SoftAssertions();
+		SoftAssertions softly = new SoftAssertions();
 		Timed readBefore = timed(() -> client.get("/states/restart:materialized"));
 		report("(not restarted yet) materialized read", readBefore);
-		assertMaterialized(before, readBefore);
+		assertMaterialized(softly, readBefore);
 		Timed tailReadBefore = timed(() -> client.get("/states/restart:tail"));
 		report("(not restarted yet) read of the tail", tailReadBefore);
-		assertUnavailable(before, tailReadBefore, KEEPER_READ);
+		assertUnavailable(softly, tailReadBefore, KEEPER_READ);
 		Timed writeBefore = timed(() -> client.put("/states/restart:before", "{\"v\":1}"));
 		report("(not restarted yet) write", writeBefore);
 		if (writeBefore.response().status() / 100 == 2) {
 			acknowledged.put("restart:before", writeBefore.response().version());
 		}
-		assertUnavailable(before, writeBefore, KEEPER_WRITE);
+		assertUnavailable(softly, writeBefore, KEEPER_WRITE);
 		deployment.killEngine();
 		long restarting = System.nanoTime();
 		deployment.restartEngine();
@@ -145,7 +145,6 @@ class KeeperEngineRestartTests {
 		report("engine start-up", engineStart);
 		ServiceProcess second = null;
 		try {
-			SoftAssertions softly = new SoftAssertions();
 			softly.assertThat(engineStart).as("the engine's start-up with Keeper away").isLessThan(ENGINE_START);
 			// What the reads work around: a KeeperMap table that has not reached Keeper since it was
 			// attached refuses every statement, even one that looks up no key (it did not before the
@@ -258,7 +257,6 @@ class KeeperEngineRestartTests {
 			report("a new deployment's first instance, failing", since(starting));
 			softly.assertThat(since(starting)).isLessThan(startUpBound().plusSeconds(5));
 			try {
-				before.assertAll();
 				softly.assertAll();
 			}
 			catch (AssertionError ex) {
