@@ -28,8 +28,16 @@ public record Change(Operation operation, String document, boolean deleted, long
 		return new Change(Operation.DELETE, "", true, fencing, writtenBy);
 	}
 
-	/** Raises the fencing token and keeps whatever the id holds now, document or none. */
+	/**
+	 * Raises the fencing token and keeps whatever the id holds now, document or none.
+	 * @throws FencedAlreadyException when the state carries this fencing token or a newer one
+	 * already: a write of an earlier lease is refused, and all it wrote is visible, as after this
+	 * fence
+	 */
 	static Change fence(@Nullable StoredState current, long fencing, String writtenBy) {
+		if (current != null && current.fencing() >= fencing) {
+			throw new FencedAlreadyException(current);
+		}
 		boolean live = StoredState.isLive(current);
 		return new Change(Operation.FENCE, live ? current.document() : "", !live, fencing, writtenBy);
 	}

@@ -34,7 +34,9 @@ import org.springframework.context.SmartLifecycle;
  * <p>A write that arrives while the writer is idle goes out at once; under load a batch lingers
  * briefly to fill. Memory is bounded: writes accepted but not yet durable may hold at most
  * {@code max-in-flight} bytes; beyond that a write is refused at once (503, Retry-After) rather
- * than queued. A stopped writer (a paused application context) can start again.
+ * than queued. A write whose caller stopped waiting for it ({@code timeout}) before it was appended
+ * is dropped, never written behind its caller's back. A stopped writer (a paused application
+ * context) can start again.
  */
 class ChangelogWriter implements SmartLifecycle {
 
@@ -115,7 +117,8 @@ class ChangelogWriter implements SmartLifecycle {
 		if (!this.inFlightBytes.tryAcquire(bytes)) {
 			throw WriteUnavailableException.saturated();
 		}
-		PendingWrite pending = new PendingWrite(id, mutation, idempotency, bytes);
+		PendingWrite pending = new PendingWrite(id, mutation, idempotency, bytes,
+				System.nanoTime() + this.properties.timeout().toNanos());
 		pending.result.whenComplete((committed, failure) -> this.inFlightBytes.release(bytes));
 		this.lock.lock();
 		try {
@@ -195,7 +198,7 @@ class ChangelogWriter implements SmartLifecycle {
 
 	/**
 	 * Moves queued writes into the batch, in queue order: one per id, none whose id is in
-	 * flight, within the batch limits. Call with the lock held.
+	 * flight, within the batch limits; drops those whose caller gave up. Call with the lock held.
 	 */
 	private void takeEligible(List<PendingWrite> batch, Set<String> ids) {
 		long bytes = batch.stream().mapToLong((pending) -> pending.bytes).sum();
@@ -204,6 +207,13 @@ class ChangelogWriter implements SmartLifecycle {
 		while (queued.hasNext() && batch.size() < this.properties.maxBatchWrites()
 				&& bytes < this.properties.maxBatchSize().toBytes()) {
 			PendingWrite pending = queued.next();
+			if (pending.abandoned()) {
+				// Its caller gave up on it (503): written now, it would land behind its back — a
+				// lock's fence after its grant was withdrawn, under the next holder.
+				queued.remove();
+				pending.result.completeExceptionally(WriteUnavailableException.notTakenInTime());
+				continue;
+			}
 			// A write whose id is busy keeps its place, and so do later writes of that id.
 			if (passed.contains(pending.id) || this.inFlightIds.contains(pending.id) || !ids.add(pending.id)) {
 				passed.add(pending.id);

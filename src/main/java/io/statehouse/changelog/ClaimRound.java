@@ -99,15 +99,17 @@ class ClaimRound {
 	List<PendingWrite> run(List<PendingWrite> batch) {
 		long fromBlock = this.tail.block();
 		long decidedAt = System.nanoTime();
-		List<PendingClaim> claims;
+		List<PendingClaim> decided;
 		try {
-			claims = this.readDurations.record(() -> decide(batch, fromBlock));
+			decided = this.readDurations.record(() -> decide(batch, fromBlock));
 		}
 		catch (RuntimeException ex) {
 			// Nothing was written: nobody in this batch gets a 2xx.
 			batch.forEach((pending) -> pending.result.completeExceptionally(ex));
 			return List.of();
 		}
+		// A write whose caller gave up while it was decided is not appended behind its back.
+		List<PendingClaim> claims = decided.stream().filter((claim) -> !abandoned(claim.pending())).toList();
 		if (claims.isEmpty()) {
 			return List.of();
 		}
@@ -115,7 +117,7 @@ class ClaimRound {
 		Map<Claim, RuntimeException> insertFailures = append(rows);
 		Map<Claim, Verdict> verdicts;
 		try {
-			StateClaims space = new StateClaims(this.repository, fromBlock, this.readBackPatience);
+			StateClaims space = new StateClaims(this.repository, fromBlock, patience(claims));
 			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
@@ -130,6 +132,9 @@ class ClaimRound {
 			switch (verdict.outcome()) {
 				case WON -> pending.result.complete(committed(claim.claim(), verdict));
 				case LOST -> {
+					if (abandoned(pending)) {
+						continue;
+					}
 					if (++pending.attempts >= this.maxAttempts) {
 						pending.result
 							.completeExceptionally(WriteUnavailableException.contended(pending.id, pending.attempts));
@@ -144,6 +149,22 @@ class ClaimRound {
 			}
 		}
 		return retries;
+	}
+
+	/** Whether the write's caller gave up on it: then it is answered so, and neither appended nor decided again. */
+	private static boolean abandoned(PendingWrite pending) {
+		if (!pending.abandoned()) {
+			return false;
+		}
+		pending.result.completeExceptionally(WriteUnavailableException.notTakenInTime());
+		return true;
+	}
+
+	/** How long the batch's outcome is sought: no longer than its last caller waits for it. */
+	private Duration patience(List<PendingClaim> claims) {
+		long deadline = claims.stream().mapToLong((claim) -> claim.pending().deadline).max().orElse(System.nanoTime());
+		Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+		return (remaining.compareTo(this.readBackPatience) < 0) ? remaining : this.readBackPatience;
 	}
 
 	/**

@@ -16,16 +16,28 @@ final class PendingWrite {
 	/** Accounted against the writer's in-flight limit. */
 	final int bytes;
 
+	/**
+	 * When its caller stops waiting for it ({@link System#nanoTime()}): a write not appended by
+	 * then is dropped, not written behind its caller's back.
+	 */
+	final long deadline;
+
 	final CompletableFuture<Committed> result = new CompletableFuture<>();
 
 	/** Versions it lost so far. */
 	int attempts;
 
-	PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency, int bytes) {
+	PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency, int bytes, long deadline) {
 		this.id = id;
 		this.mutation = mutation;
 		this.idempotency = idempotency;
 		this.bytes = bytes;
+		this.deadline = deadline;
+	}
+
+	/** Whether its caller has stopped waiting for it. */
+	boolean abandoned() {
+		return this.deadline - System.nanoTime() <= 0;
 	}
 
 }

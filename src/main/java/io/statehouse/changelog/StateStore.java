@@ -78,11 +78,19 @@ public class StateStore {
 	 * Raises the fencing token of an id to a new lease's: a new version with the same document
 	 * (or none), written in the same commit order as every write of the id. Once it is durable,
 	 * a write under an earlier lease is refused however late it commits, and every write that
-	 * committed before it is visible to whoever reads after it.
-	 * @return the fence version
+	 * committed before it is visible to whoever reads after it. A state that a lease as new or
+	 * newer has fenced or written already is left as it is: so a fence whose lease has been
+	 * superseded — its grant gave up on it, and it was decided late — never moves the version
+	 * under the newer holder.
+	 * @return the fence version, or the newest version when nothing was left to fence
 	 */
 	public Committed fence(String id, long fencing, String writtenBy) {
-		return this.writer.write(id, (current) -> Change.fence(current, fencing, writtenBy), null, 0);
+		try {
+			return this.writer.write(id, (current) -> Change.fence(current, fencing, writtenBy), null, 0);
+		}
+		catch (FencedAlreadyException ex) {
+			return new Committed(ex.current(), false, false);
+		}
 	}
 
 }

@@ -34,6 +34,12 @@ class WriteUnavailableException extends ProblemException {
 				+ " consecutive attempts by concurrent writers; retry shortly.", Duration.ofSeconds(1), false);
 	}
 
+	/** A write that waited for its turn longer than its caller waits for its answer: dropped, never applied. */
+	static WriteUnavailableException notTakenInTime() {
+		return new WriteUnavailableException("The write waited longer than the writer's timeout for its turn and was "
+				+ "not applied; retry shortly.", Duration.ofSeconds(1), false);
+	}
+
 	static WriteUnavailableException outcomeUnknown() {
 		return new WriteUnavailableException("The write may or may not have been applied: its outcome could not be "
 				+ "learned from the storage in time. Retry it with the same Idempotency-Key to find out without "

@@ -41,6 +41,16 @@ public final class ReadBack {
 
 	/**
 	 * @param read the read
+	 * @param atMost how long its caller may still wait: the patience, when that is shorter
+	 * @return what the read returned once ClickHouse answered
+	 * @throws DataAccessException the last failure, once the patience (or {@code atMost}) is spent
+	 */
+	public <T> T outcome(Supplier<T> read, Duration atMost) {
+		return withPatience(read, (atMost.compareTo(this.patience) < 0) ? atMost : this.patience);
+	}
+
+	/**
+	 * @param read the read
 	 * @param patience how long to keep trying
 	 * @return what the read returned once ClickHouse answered
 	 * @throws DataAccessException the last failure, once the patience is spent

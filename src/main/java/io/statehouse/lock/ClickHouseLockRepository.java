@@ -21,6 +21,7 @@ import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -316,11 +317,13 @@ class ClickHouseLockRepository extends LockTables {
 	 * Appends the claim's row, then has the arbiter decide it. A claim whose INSERT went unanswered
 	 * may have been written all the same, and one whose read-back failed was: either way its
 	 * outcome is read back once ClickHouse answers again (for up to
-	 * {@code statehouse.clickhouse.outcome-patience}), so that no grant is made that nobody knows the
-	 * token of.
+	 * {@code statehouse.clickhouse.outcome-patience}, and no later than the deadline), so that no
+	 * grant is made that nobody knows the token of. A row whose INSERT was acknowledged is read
+	 * back again while the read-back does not show it (a read behind the engine's own writes),
+	 * until the deadline: then its outcome is not known.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt) {
+	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
 		DataAccessException unanswered = null;
 		try {
 			append(claim);
@@ -328,15 +331,23 @@ class ClickHouseLockRepository extends LockTables {
 		catch (DataAccessException ex) {
 			unanswered = ex;
 		}
-		Outcome outcome = this.arbiter.settle(new LockSlotClaims(this, claim, this.readBack), List.of(claim), decidedAt)
-			.get(claim);
-		if (!outcome.written()) {
+		Retries behind = new Retries(deadline);
+		while (true) {
+			Outcome outcome = this.arbiter
+				.settle(new LockSlotClaims(this, claim, this.readBack, deadline), List.of(claim), decidedAt)
+				.get(claim);
+			if (outcome.written()) {
+				return outcome.won();
+			}
 			if (unanswered != null) {
 				throw unanswered;
 			}
-			throw new IllegalStateException("A claim of " + claim.id() + " was not read back after its INSERT");
+			if (deadline.passed()) {
+				throw new DataAccessResourceFailureException("The claim of lock '" + claim.id() + "' slot " + claim.slot()
+						+ " was written, but reads did not show it by the request's deadline: its outcome is not known");
+			}
+			behind.pause();
 		}
-		return outcome.won();
 	}
 
 	/** Appends a claim of its slot. */

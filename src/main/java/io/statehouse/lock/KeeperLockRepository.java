@@ -18,6 +18,7 @@ import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -104,6 +105,16 @@ class KeeperLockRepository extends LockTables {
 	private static final String CLAIMED = "SELECT " + COLUMNS + " FROM {lock_slots} WHERE key = :key\n{settings}";
 
 	/**
+	 * The folded winner of a slot whose key was forgotten (its claimant paused for longer than a
+	 * claim window between its INSERT and its read), until a later slot is folded over it.
+	 */
+	private static final String FOLDED_SLOT = "SELECT " + COLUMNS
+			+ " FROM {lock_latest} WHERE lock_id = :id AND slot = :slot LIMIT 1";
+
+	/** The slot a lock is folded up to (0 if none is). */
+	private static final String FOLDED_UP_TO = "SELECT max(slot) FROM {lock_latest} WHERE lock_id = :id";
+
+	/**
 	 * The latest change of a lock: its folded record, and the keys of the {@code :probe} slots
 	 * above the folded one (or above {@code :after}, when that is higher).
 	 */
@@ -179,6 +190,10 @@ class KeeperLockRepository extends LockTables {
 
 	private final String claimed;
 
+	private final String foldedSlot;
+
+	private final String foldedUpTo;
+
 	private final String latest;
 
 	private final String written;
@@ -197,6 +212,8 @@ class KeeperLockRepository extends LockTables {
 		String settings = arbiter.settings();
 		this.claim = schema.sql(CLAIM.replace("{settings}", settings));
 		this.claimed = schema.sql(CLAIMED.replace("{settings}", settings));
+		this.foldedSlot = schema.sql(FOLDED_SLOT);
+		this.foldedUpTo = schema.sql(FOLDED_UP_TO);
 		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings));
 		this.written = schema.sql(WRITTEN + "\n" + settings);
 		this.folded = schema.sql(FOLDED);
@@ -239,23 +256,23 @@ class KeeperLockRepository extends LockTables {
 	/**
 	 * Inserts the claim's key. A claim decided longer ago than half the claim window is not sent
 	 * (its slot's key may have been forgotten meanwhile): it loses. An INSERT that went unanswered
-	 * may have been applied all the same: the key says who holds the slot, and while it is not
-	 * there the same claim is sent again.
+	 * may have been applied all the same: the slot says who holds it, and while nobody does the
+	 * same claim is sent again — not past the deadline.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt) {
+	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
 		String key = key(claim.id(), claim.slot());
 		long lastSend = decidedAt + this.arbiter.claimWindow().toNanos() / 2;
 		DataAccessException unanswered = null;
 		for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-			if (System.nanoTime() - lastSend >= 0) {
+			if (System.nanoTime() - lastSend >= 0 || (attempt > 0 && deadline.passed())) {
 				break;
 			}
 			try {
 				insert(key, claim);
 			}
 			catch (DataAccessException ex) {
-				LockRecord holder = this.readBack.outcome(() -> claimed(key));
+				LockRecord holder = this.readBack.outcome(() -> holder(key, claim), deadline.remaining());
 				if (holder != null) {
 					return holder.claimId().equals(claim.claimId()) ? holder : null;
 				}
@@ -268,19 +285,19 @@ class KeeperLockRepository extends LockTables {
 				unanswered = ex;
 				continue;
 			}
-			return won(key, claim);
+			return won(key, claim, deadline);
 		}
 		if (unanswered == null) {
 			return null;
 		}
-		LockRecord holder = this.readBack.outcome(() -> claimed(key));
+		LockRecord holder = this.readBack.outcome(() -> holder(key, claim), deadline.remaining());
 		if (holder == null) {
 			throw unanswered;
 		}
 		return holder.claimId().equals(claim.claimId()) ? holder : null;
 	}
 
-	private void insert(String key, Claim claim) {
+	void insert(String key, Claim claim) {
 		this.jdbc.sql(this.claim)
 			.param("key", key)
 			.param("id", claim.id())
@@ -302,26 +319,53 @@ class KeeperLockRepository extends LockTables {
 	/**
 	 * What a claim that won became. A grant's and a renewal's times are ClickHouse's, read back;
 	 * the admission of writes changes no time; a release's end is not read back, since nothing
-	 * uses it (the lock's next read has it).
+	 * uses it (the lock's next read has it). A read that does not show the won slot yet is behind
+	 * (a replica, a ZooKeeper follower) and is repeated until the deadline.
+	 * @return {@code null} if later changes of the lock were folded over it before it was read:
+	 * what it won has ended (lapsed, or released by force), unanswered
 	 */
-	private LockRecord won(String key, Claim claim) {
+	private @Nullable LockRecord won(String key, Claim claim, Deadline deadline) {
 		if (claim.kind() == Kind.RELEASE || claim.keepsExpiry()) {
 			return claim.record(claim.claimId(), claim.fencing(), Objects.requireNonNull(claim.acquiredAt()),
 					Objects.requireNonNull(claim.lapsesAt()));
 		}
-		LockRecord won = this.readBack.outcome(() -> claimed(key));
-		if (won == null || !won.claimId().equals(claim.claimId())) {
-			throw new IllegalStateException("Keeper lost the won claim of " + key);
+		Retries behind = new Retries(deadline);
+		while (true) {
+			LockRecord won = this.readBack.outcome(() -> holder(key, claim), deadline.remaining());
+			if (won != null && won.claimId().equals(claim.claimId())) {
+				return won;
+			}
+			if (foldedUpTo(claim.id()) > claim.slot()) {
+				return null;
+			}
+			if (deadline.passed()) {
+				throw new DataAccessResourceFailureException("Lock '" + claim.id() + "' slot " + claim.slot()
+						+ " was won, but reads did not show it by the request's deadline");
+			}
+			behind.pause();
 		}
-		return won;
 	}
 
-	private @Nullable LockRecord claimed(String key) {
-		return this.jdbc.sql(this.claimed)
+	/** Who won a slot: its key, or once that was forgotten, its folded row. */
+	private @Nullable LockRecord holder(String key, Claim claim) {
+		LockRecord holder = this.jdbc.sql(this.claimed)
 			.param("key", key)
 			.query((rs, n) -> LockRows.record(rs))
 			.optional()
 			.orElse(null);
+		if (holder != null) {
+			return holder;
+		}
+		return this.jdbc.sql(this.foldedSlot)
+			.param("id", claim.id())
+			.param("slot", claim.slot())
+			.query((rs, n) -> LockRows.record(rs))
+			.optional()
+			.orElse(null);
+	}
+
+	private long foldedUpTo(String id) {
+		return this.jdbc.sql(this.foldedUpTo).param("id", id).query(Long.class).single();
 	}
 
 	/**

@@ -8,9 +8,8 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.util.backoff.BackOffExecution;
-import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * How a lock changes: every change — grant, renewal, release, the admission of fenced writes —
@@ -22,19 +21,13 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * when that is a release, the next grant can claim the following slot without reading first,
  * and when it is a caller's grant, so can its release: if another claim got there first, this
  * one loses the slot, and the change is decided again from a fresh read. Uncontended, a grant
- * and a release are an insert and a read-back each.
+ * and a release are an insert and a read-back each. Every change is decided by its request's
+ * deadline: claims that keep losing, and reads that stay behind, are retried until then.
  */
 class LockClaims {
 
-	/**
-	 * Pauses between claims of one change that keep losing its slot: a read one change behind (a
-	 * replica catching up) loses every claim until it is current, and two instances that lost to
-	 * each other should not race again in step. The first retry goes at once.
-	 */
-	private static final ExponentialBackOff LOSING = losing();
-
-	/** Reads behind a slot this instance won, before the replica counts as unavailable (about 1.5 s). */
-	private static final int MAX_READS_BEHIND = 20;
+	/** What giving back a grant that cannot be answered may take, once its request's deadline has passed. */
+	private static final Duration WITHDRAWAL = Duration.ofSeconds(1);
 
 	private final LockRepository repository;
 
@@ -60,14 +53,18 @@ class LockClaims {
 
 	/**
 	 * Grants the lock to {@code grantedTo}'s {@code owner} if nobody holds it; looks again at once
-	 * when another claim won the slot first.
+	 * when another claim won the slot first. A grant whose outcome is not known (its claim's
+	 * answer or read-back failed) is withdrawn if it won: nobody will know its token.
+	 * @throws DataAccessException when the claims keep losing until the deadline, and reads never
+	 * show who won (reads behind the lock's changes), or an outcome is not known
 	 */
-	Attempt grant(String id, String owner, String grantedTo, Duration ttl) {
+	Attempt grant(String id, String owner, String grantedTo, Duration ttl, Deadline deadline) {
 		Known known = this.claimed.getIfPresent(id);
 		LockRecord previous = (known != null) ? known.record() : null;
 		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean free = previous != null && !previous.isLease();
-		Retries retries = new Retries();
+		boolean lost = false;
+		Retries retries = new Retries(deadline);
 		while (true) {
 			if (!free) {
 				decidedAt = System.nanoTime();
@@ -78,7 +75,18 @@ class LockClaims {
 				}
 				previous = lock.latest();
 			}
-			LockRecord granted = claim(Claim.acquire(id, previous, owner, grantedTo, ttl), decidedAt);
+			if (lost && deadline.passed()) {
+				throw behind(id);
+			}
+			Claim grant = Claim.acquire(id, previous, owner, grantedTo, ttl);
+			LockRecord granted;
+			try {
+				granted = claim(grant, decidedAt, deadline);
+			}
+			catch (DataAccessException ex) {
+				withdraw(grant, deadline, ex);
+				throw ex;
+			}
 			if (granted != null) {
 				if (previous != null && previous.isLease()) {
 					// Nobody released the previous lease: it lapsed.
@@ -87,7 +95,31 @@ class LockClaims {
 				return new Attempt(granted, null);
 			}
 			free = false;
+			lost = true;
 			retries.pause();
+		}
+	}
+
+	/** Releases a grant whose outcome is not known, if it won; a failure to do so goes with {@code failure}. */
+	private void withdraw(Claim grant, Deadline deadline, RuntimeException failure) {
+		try {
+			withdraw(grant.id(), grant.token(), deadline);
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	/**
+	 * Releases a grant that will not be answered (nobody will know its token), unless it has
+	 * ended or was taken already — given a moment beyond the deadline, if that has passed.
+	 */
+	void withdraw(String id, UUID token, Deadline deadline) {
+		try {
+			release(id, token, false, deadline.orAtLeast(WITHDRAWAL));
+		}
+		catch (LockNotFoundException | LockConflictException ex) {
+			// It did not win, ended on its own, or was released by force: nothing of it is held.
 		}
 	}
 
@@ -95,8 +127,8 @@ class LockClaims {
 	 * Extends the lease by {@code ttl} (by the lease's own duration if {@code null}).
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
-	LockRecord renew(String id, UUID token, @Nullable Duration ttl) {
-		return renew(id, token, (holder) -> Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()));
+	LockRecord renew(String id, UUID token, @Nullable Duration ttl, Deadline deadline) {
+		return renew(id, token, (holder) -> Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()), 0, deadline);
 	}
 
 	/**
@@ -105,50 +137,51 @@ class LockClaims {
 	 * release of a remembered grant is; only when that loses is the lock read — and a read that
 	 * does not show the grant yet is behind (a replica catching up), not a sign that it ended.
 	 * @return the renewed lease; {@code null} if it lapsed (or was released) meanwhile
-	 * @throws org.springframework.dao.DataAccessException when it cannot be renewed, or reads stay
-	 * behind the grant
+	 * @throws DataAccessException when it cannot be renewed, or reads stay behind the grant until
+	 * the deadline
 	 */
-	@Nullable LockRecord renewFenced(LockRecord granted) {
+	@Nullable LockRecord renewFenced(LockRecord granted, Deadline deadline) {
 		Known known = this.claimed.getIfPresent(granted.id());
 		if (known != null && known.record().claimId().equals(granted.claimId())) {
-			LockRecord renewed = claim(Claim.renewFenced(granted), known.decidedAt());
+			LockRecord renewed = claim(Claim.renewFenced(granted), known.decidedAt(), deadline);
 			if (renewed != null) {
 				return renewed;
 			}
 		}
 		try {
-			return renew(granted.id(), granted.token(), Claim::renewFenced, granted.slot());
+			return renew(granted.id(), granted.token(), Claim::renewFenced, granted.slot(), deadline);
 		}
 		catch (LockConflictException ex) {
 			return null;
 		}
 	}
 
-	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal) {
-		return renew(id, token, renewal, 0);
-	}
-
 	/** @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated */
-	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long wonSlot) {
-		Retries retries = new Retries();
-		int behind = 0;
+	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long wonSlot,
+			Deadline deadline) {
+		boolean lost = false;
+		Retries retries = new Retries(deadline);
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockSnapshot lock = this.repository.read(id);
 			LockRecord latest = lock.latest();
 			if (wonSlot > 0 && (latest == null || latest.slot() < wonSlot)) {
-				if (++behind == MAX_READS_BEHIND) {
-					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stay behind slot " + wonSlot
-							+ " that this instance won");
+				if (deadline.passed()) {
+					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stayed behind slot "
+							+ wonSlot + " that this instance won until the request's deadline");
 				}
 				retries.pause();
 				continue;
 			}
 			LockRecord holder = holderOrConflict(id, lock, token);
-			LockRecord renewed = claim(renewal.apply(holder), decidedAt);
+			if (lost && deadline.passed()) {
+				throw behind(id);
+			}
+			LockRecord renewed = claim(renewal.apply(holder), decidedAt, deadline);
 			if (renewed != null) {
 				return renewed;
 			}
+			lost = true;
 			retries.pause();
 		}
 	}
@@ -160,12 +193,13 @@ class LockClaims {
 	 * @throws LockNotFoundException when no live lock exists
 	 * @throws LockConflictException when the token does not hold it
 	 */
-	void release(String id, @Nullable UUID token, boolean force) {
+	void release(String id, @Nullable UUID token, boolean force, Deadline deadline) {
 		Known known = force ? null : this.claimed.getIfPresent(id);
 		LockRecord holder = (known != null) ? known.record() : null;
 		long decidedAt = (known != null) ? known.decidedAt() : 0;
 		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
-		Retries retries = new Retries();
+		boolean lost = false;
+		Retries retries = new Retries(deadline);
 		while (true) {
 			if (!granted) {
 				decidedAt = System.nanoTime();
@@ -177,10 +211,14 @@ class LockClaims {
 					throw LockConflictException.notHolder(id);
 				}
 			}
-			if (claim(Claim.release(holder), decidedAt) != null) {
+			if (lost && deadline.passed()) {
+				throw behind(id);
+			}
+			if (claim(Claim.release(holder), decidedAt, deadline) != null) {
 				return;
 			}
 			granted = false;
+			lost = true;
 			retries.pause();
 		}
 	}
@@ -193,18 +231,23 @@ class LockClaims {
 	 * grant never shows that this lease admits writes.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
-	LockRecord admitWrites(String id, UUID token) {
-		Retries retries = new Retries();
+	LockRecord admitWrites(String id, UUID token, Deadline deadline) {
+		boolean lost = false;
+		Retries retries = new Retries(deadline);
 		while (true) {
 			long decidedAt = System.nanoTime();
 			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
 			if (holder.writes() && holder.kind() != LockRecord.Kind.ACQUIRE) {
 				return holder;
 			}
-			LockRecord admitted = claim(Claim.admitWrites(holder), decidedAt);
+			if (lost && deadline.passed()) {
+				throw behind(id);
+			}
+			LockRecord admitted = claim(Claim.admitWrites(holder), decidedAt, deadline);
 			if (admitted != null) {
 				return admitted;
 			}
+			lost = true;
 			retries.pause();
 		}
 	}
@@ -213,8 +256,8 @@ class LockClaims {
 	 * Claims a slot, and remembers what this instance won; forgets the id when it lost.
 	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
 	 */
-	private @Nullable LockRecord claim(Claim claim, long decidedAt) {
-		LockRecord won = this.repository.claim(claim, decidedAt);
+	private @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+		LockRecord won = this.repository.claim(claim, decidedAt, deadline);
 		if (won != null) {
 			// Claims of this instance may finish out of order: remember the latest slot.
 			this.claimed.asMap()
@@ -236,32 +279,10 @@ class LockClaims {
 		return holder;
 	}
 
-	private static ExponentialBackOff losing() {
-		ExponentialBackOff backOff = new ExponentialBackOff(2, 2);
-		backOff.setJitter(2);
-		backOff.setMaxInterval(100);
-		return backOff;
-	}
-
-	/** The pauses of one change between the claims it lost. */
-	private static final class Retries {
-
-		private @Nullable BackOffExecution pauses;
-
-		void pause() {
-			if (this.pauses == null) {
-				this.pauses = LOSING.start();
-				return;
-			}
-			try {
-				Thread.sleep(this.pauses.nextBackOff());
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new DataAccessResourceFailureException("Interrupted while retrying a lost lock claim", ex);
-			}
-		}
-
+	/** A change whose every claim lost until the deadline: its reads never showed the change that won. */
+	private static DataAccessException behind(String id) {
+		return new DataAccessResourceFailureException("Claims of a change of lock '" + id
+				+ "' lost their slot until the request's deadline: reads of the lock stay behind its changes");
 	}
 
 	/** A slot this instance won, and when the claim that won it was decided. */

@@ -14,7 +14,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.FixedDelayTask;
 
-/** The lock tables (in ClickHouse, or in Keeper), their repository and the lock materializer's schedule. */
+/**
+ * The lock tables (in ClickHouse, or in Keeper), their repository, the waiters for held locks and
+ * the lock materializer's schedule.
+ */
 @Configuration(proxyBeanMethods = false)
 class LockConfiguration {
 
@@ -48,6 +51,11 @@ class LockConfiguration {
 	@Bean
 	LockMetrics lockMetrics(MeterRegistry meters) {
 		return new LockMetrics(meters);
+	}
+
+	@Bean
+	LockWaiters lockWaiters(LockProperties properties, MeterRegistry meters) {
+		return new LockWaiters(properties.maxWaitersPerCaller(), properties.maxWaiters(), meters);
 	}
 
 	@Bean

@@ -3,6 +3,8 @@ package io.statehouse.lock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import io.statehouse.shared.Caller;
 import io.statehouse.shared.Cursors;
@@ -39,6 +41,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
 
 /** {@code /locks}: advisory leases with fencing tokens. */
 @RestController
@@ -55,6 +58,9 @@ class LockController {
 	private static final String OWNER = "^[^\\x00-\\x1F\\x7F]*"
 			+ "[^\\x00-\\x20\\x7F\\u1680\\u2000-\\u2006\\u2008-\\u200A\\u2028\\u2029\\u205F\\u3000]"
 			+ "[^\\x00-\\x1F\\x7F]*$";
+
+	/** Beyond the wait: the change timeout and a fence's write take less. */
+	private static final Duration UNANSWERED_AFTER = Duration.ofMinutes(2);
 
 	private final LockService locks;
 
@@ -84,14 +90,36 @@ class LockController {
 	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
 			+ "(owner, acquiredAt, expiresAt — never the token)",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	ResponseEntity<GrantResponse> acquire(
+	@ApiResponse(responseCode = "429", description = "Held, and as many acquisitions wait on this instance as the "
+			+ "caller (or everyone) may have waiting at once (`urn:statehouse:problem:too-many-waiters`); ask again "
+			+ "after `Retry-After` seconds, or without `waitSeconds`",
+			headers = @Header(name = "Retry-After", description = "Seconds to wait before asking again",
+					schema = @Schema(type = "integer")),
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	DeferredResult<ResponseEntity<GrantResponse>> acquire(
 			@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Valid @RequestBody AcquireRequest request, Caller caller) throws InterruptedException {
-		Lease lease = this.locks.acquire(id, request.owner(), caller.name(), Duration.ofSeconds(request.ttlOrDefault()),
-				Duration.ofSeconds(request.waitOrDefault()));
-		return ResponseEntity.status(HttpStatus.CREATED)
-			.header(LockToken.HEADER, lease.token().toString())
-			.body(GrantResponse.of(lease));
+			@Valid @RequestBody AcquireRequest request, Caller caller) {
+		Duration wait = Duration.ofSeconds(request.waitOrDefault());
+		CompletableFuture<Lease> lease = this.locks.acquire(id, request.owner(), caller.name(),
+				Duration.ofSeconds(request.ttlOrDefault()), wait);
+		// The wait runs on no request thread; the timeout only guards against an answer never given.
+		DeferredResult<ResponseEntity<GrantResponse>> answer = new DeferredResult<>(
+				wait.plus(UNANSWERED_AFTER).toMillis());
+		// A waiter whose request ended leaves its line; a lease won for it meanwhile is given back.
+		answer.onTimeout(() -> lease.cancel(false));
+		answer.onError((ex) -> lease.cancel(false));
+		lease.whenComplete((granted, failure) -> {
+			if (failure != null) {
+				answer.setErrorResult((failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure);
+			}
+			else {
+				answer.setResult(ResponseEntity.status(HttpStatus.CREATED)
+					.header(LockToken.HEADER, granted.token().toString())
+					.body(GrantResponse.of(granted)));
+			}
+		});
+		return answer;
 	}
 
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE, produces = MediaType.APPLICATION_JSON_VALUE)

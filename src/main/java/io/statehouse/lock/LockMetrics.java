@@ -23,6 +23,8 @@ final class LockMetrics {
 
 	private final Counter timedOut;
 
+	private final Counter tooManyWaiters;
+
 	private final Timer waits;
 
 	private final Counter renewed;
@@ -46,6 +48,7 @@ final class LockMetrics {
 		this.grantedAfterWait = acquisitions(meters, "granted_after_wait");
 		this.held = acquisitions(meters, "held");
 		this.timedOut = acquisitions(meters, "timed_out");
+		this.tooManyWaiters = acquisitions(meters, "too_many_waiters");
 		this.waits = Timer.builder("statehouse.locks.wait")
 			.description("Time an acquisition waited for a held lock, granted or timed out")
 			.register(meters);
@@ -67,8 +70,8 @@ final class LockMetrics {
 
 	private static Counter acquisitions(MeterRegistry meters, String outcome) {
 		return Counter.builder("statehouse.locks.acquisitions")
-			.description("Lock acquisitions by outcome: granted at once or after waiting, held (423 at once) or "
-					+ "timed out waiting")
+			.description("Lock acquisitions by outcome: granted at once or after waiting, held (423 at once), "
+					+ "timed out waiting, or refused because as many wait already (429)")
 			.tag("outcome", outcome)
 			.register(meters);
 	}
@@ -103,6 +106,10 @@ final class LockMetrics {
 	void timedOut(Duration waited) {
 		this.timedOut.increment();
 		this.waits.record(waited);
+	}
+
+	void tooManyWaiters() {
+		this.tooManyWaiters.increment();
 	}
 
 	void renewed() {

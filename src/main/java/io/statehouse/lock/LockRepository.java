@@ -13,11 +13,14 @@ interface LockRepository {
 	/**
 	 * Decides a claim of its slot.
 	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
+	 * @param deadline when its request must be answered: an outcome not learned by then is not
+	 * known
 	 * @return what the lock became, if the claim won its slot; {@code null} if another claim won
-	 * it, or the claim was void (written once the lease it changes had lapsed)
+	 * it, the claim was void (written once the lease it changes had lapsed), or what it won had
+	 * ended before it could be read
 	 * @throws org.springframework.dao.DataAccessException when its outcome is not known
 	 */
-	@Nullable LockRecord claim(Claim claim, long decidedAt);
+	@Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline);
 
 	/** Live locks in id order, after {@code after}. */
 	List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit);

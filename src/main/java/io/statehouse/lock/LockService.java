@@ -2,29 +2,30 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 import io.statehouse.changelog.StateStore;
 import io.statehouse.lock.LockClaims.Attempt;
+import io.statehouse.lock.LockWaiters.Try;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.stereotype.Service;
 
 /**
  * Advisory leases with fencing tokens: waiting for a held lock, fencing the state when a lease
- * follows another, and the reads. How a lock changes is {@link LockClaims}'s.
+ * follows another, and the reads. How a lock changes is {@link LockClaims}'s; how acquisitions
+ * wait is {@link LockWaiters}'. Every request is decided by its own deadline: an acquisition by
+ * its wait or the change timeout, whichever is longer, any other change by the change timeout.
  */
 @Service
 public class LockService {
 
-	private static final long FIRST_BACKOFF_MILLIS = 5;
-
-	private static final long MAX_BACKOFF_MILLIS = 50;
+	private static final Log logger = LogFactory.getLog(LockService.class);
 
 	/** Grants of one attempt that may lapse while their fence is written, before it fails. */
 	private static final int MAX_LAPSED_GRANTS = 3;
@@ -37,102 +38,82 @@ public class LockService {
 
 	private final LockMetrics metrics;
 
-	/** Wakes waiters of this instance when it releases a lock; other instances' are polled. */
-	private final Object released = new Object();
+	private final LockWaiters waiters;
 
-	/** The turn to poll ClickHouse for a held lock, per id: one waiter per id and instance. */
-	private final Map<String, Semaphore> pollers = new ConcurrentHashMap<>();
+	private final Duration changeTimeout;
 
-	LockService(LockRepository repository, StateStore states, LockMetrics metrics) {
+	LockService(LockRepository repository, StateStore states, LockMetrics metrics, LockWaiters waiters,
+			LockProperties properties) {
 		this.repository = repository;
 		this.claims = new LockClaims(repository, metrics);
 		this.states = states;
 		this.metrics = metrics;
+		this.waiters = waiters;
+		this.changeTimeout = properties.changeTimeout();
 	}
 
 	/**
-	 * Takes the lock, waiting up to {@code wait} for the holder to release it or let it lapse.
-	 * While waiting, one caller per id of this instance polls ClickHouse (with backoff up to
-	 * {@value #MAX_BACKOFF_MILLIS} ms); the others wait their turn, and a release by this instance
-	 * wakes them at once.
-	 * @throws LockHeldException when it is still held after the wait
+	 * Takes the lock, waiting up to {@code wait} for the holder to release it or let it lapse. The
+	 * first try runs at once; while the lock is held, the acquisition waits in {@link LockWaiters},
+	 * holding no thread.
+	 * @return the lease, or a failure: {@link LockHeldException} when it is still held after the
+	 * wait, a 503 when the lock could not be decided by the deadline
+	 * @throws LockHeldException when it is held and {@code wait} is zero
+	 * @throws TooManyWaitersException when it is held and the caller may not have another waiting
 	 */
-	Lease acquire(String id, String owner, String grantedTo, Duration ttl, Duration wait) throws InterruptedException {
+	CompletableFuture<Lease> acquire(String id, String owner, String grantedTo, Duration ttl, Duration wait) {
 		long started = System.nanoTime();
-		long deadline = started + wait.toNanos();
-		Lease lease;
-		try {
-			lease = tryAcquire(id, owner, grantedTo, ttl, deadline - System.nanoTime());
-		}
-		catch (LockHeldException ex) {
-			this.metrics.held();
-			throw ex;
-		}
-		if (lease != null) {
+		Deadline deadline = new Deadline(started + ((wait.compareTo(this.changeTimeout) > 0) ? wait : this.changeTimeout)
+			.toNanos());
+		Try first = attempt(id, owner, grantedTo, ttl, deadline);
+		if (first.lease() != null) {
 			this.metrics.granted();
-			return lease;
+			return CompletableFuture.completedFuture(first.lease());
 		}
+		Lease holder = Objects.requireNonNull(first.holder());
+		if (wait.isZero()) {
+			this.metrics.held();
+			throw new LockHeldException(holder);
+		}
+		CompletableFuture<Lease> waited;
 		try {
-			lease = awaitLease(id, owner, grantedTo, ttl, deadline);
+			waited = this.waiters.park(id, grantedTo, holder, started + wait.toNanos(),
+					() -> attempt(id, owner, grantedTo, ttl, deadline), this::withdrawUnanswered);
 		}
-		catch (LockHeldException ex) {
-			this.metrics.timedOut(Duration.ofNanos(System.nanoTime() - started));
+		catch (TooManyWaitersException ex) {
+			this.metrics.tooManyWaiters();
 			throw ex;
 		}
-		this.metrics.grantedAfterWait(Duration.ofNanos(System.nanoTime() - started));
-		return lease;
-	}
-
-	/** Waits for a held lock, polling it (one caller per id and instance) until the deadline. */
-	private Lease awaitLease(String id, String owner, String grantedTo, Duration ttl, long deadline)
-			throws InterruptedException {
-		Lease lease;
-		Semaphore turn = this.pollers.computeIfAbsent(id, (key) -> new Semaphore(1, true));
-		if (!turn.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-			return tryAcquire(id, owner, grantedTo, ttl, 0);
-		}
-		try {
-			long backoff = FIRST_BACKOFF_MILLIS;
-			while (true) {
-				long remaining = deadline - System.nanoTime();
-				lease = tryAcquire(id, owner, grantedTo, ttl, remaining);
-				if (lease != null) {
-					return lease;
-				}
-				synchronized (this.released) {
-					this.released.wait(Math.max(1, Math.min(backoff, TimeUnit.NANOSECONDS.toMillis(remaining))));
-				}
-				backoff = Math.min(backoff * 2, MAX_BACKOFF_MILLIS);
+		waited.whenComplete((lease, failure) -> {
+			Duration took = Duration.ofNanos(System.nanoTime() - started);
+			if (lease != null) {
+				this.metrics.grantedAfterWait(took);
 			}
-		}
-		finally {
-			turn.release();
-			// Forget the id once nobody here waits for it.
-			this.pollers.computeIfPresent(id, (key, current) -> current.hasQueuedThreads() ? current : null);
-		}
+			else if (failure instanceof LockHeldException) {
+				this.metrics.timedOut(took);
+			}
+		});
+		// The waiter's own future: cancelling it takes the waiter out of its line.
+		return waited;
 	}
 
 	/**
-	 * One attempt: a grant, fenced if it must be — decided again, a few times at most, when the
-	 * lease lapsed while its fence was written.
-	 * @return the lease, or {@code null} if it is held and {@code remainingNanos} are left
-	 * @throws LockHeldException if it is held and no time is left
+	 * One try: a grant, fenced if it must be — decided again, a few times at most and not past
+	 * the deadline, when the lease lapsed while its fence was written.
+	 * @return the lease, or who holds the lock
 	 */
-	private @Nullable Lease tryAcquire(String id, String owner, String grantedTo, Duration ttl, long remainingNanos) {
+	private Try attempt(String id, String owner, String grantedTo, Duration ttl, Deadline deadline) {
 		for (int lapsed = 0;; lapsed++) {
-			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl);
+			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl, deadline);
 			LockRecord granted = attempt.granted();
 			if (granted == null) {
-				if (remainingNanos <= 0) {
-					throw new LockHeldException(attempt.holder().lease());
-				}
-				return null;
+				return new Try(null, Objects.requireNonNull(attempt.holder()).lease());
 			}
-			Lease lease = fenced(granted);
+			Lease lease = fenced(granted, deadline);
 			if (lease != null) {
-				return lease;
+				return new Try(lease, null);
 			}
-			if (lapsed == MAX_LAPSED_GRANTS - 1) {
+			if (lapsed == MAX_LAPSED_GRANTS - 1 || deadline.passed()) {
 				throw new LeaseLapsedException(id, ttl);
 			}
 		}
@@ -147,21 +128,23 @@ public class LockService {
 	 * that no earlier write can land any more, and runs its whole duration from there. A lease
 	 * that admitted no write has none on its way: a write is admitted only once the lease records
 	 * it, and a lease that has ended records nothing. A grant that is not answered — its fence or
-	 * its renewal failed, or it lapsed meanwhile — is withdrawn: nobody knows its token.
+	 * its renewal failed, or it lapsed meanwhile — is withdrawn: nobody knows its token. (A fence
+	 * whose request gave up may still be decided later: it then finds the state fenced by a newer
+	 * lease, and changes nothing.)
 	 * @return the lease; {@code null} if it lapsed while its fence was written
 	 */
-	private @Nullable Lease fenced(LockRecord granted) {
+	private @Nullable Lease fenced(LockRecord granted, Deadline deadline) {
 		if (!granted.writes()) {
 			return granted.lease();
 		}
 		LockRecord renewed;
 		try {
 			this.states.fence(granted.id(), granted.fencing(), granted.grantedTo());
-			renewed = this.claims.renewFenced(granted);
+			renewed = this.claims.renewFenced(granted, deadline);
 		}
 		catch (RuntimeException ex) {
 			try {
-				withdraw(granted);
+				this.claims.withdraw(granted.id(), granted.token(), deadline);
 			}
 			catch (RuntimeException withdrawalFailed) {
 				ex.addSuppressed(withdrawalFailed);
@@ -169,19 +152,20 @@ public class LockService {
 			throw ex;
 		}
 		if (renewed == null) {
-			withdraw(granted);
+			this.claims.withdraw(granted.id(), granted.token(), deadline);
 			return null;
 		}
 		return renewed.lease();
 	}
 
-	/** Releases a grant that will not be answered, unless it has ended or been taken already. */
-	private void withdraw(LockRecord granted) {
+	/** Gives back a lease that a waiter's try won after the waiter left. */
+	private void withdrawUnanswered(Lease lease) {
 		try {
-			this.claims.release(granted.id(), granted.token(), false);
+			this.claims.withdraw(lease.id(), lease.token(), Deadline.after(this.changeTimeout));
 		}
-		catch (LockNotFoundException | LockConflictException ex) {
-			// It ended on its own, or was released by force: nothing of it is held.
+		catch (RuntimeException ex) {
+			logger.warn("A lease granted to an acquisition that had left was not withdrawn; it lapses on its own: "
+					+ ex.getMessage());
 		}
 	}
 
@@ -191,7 +175,7 @@ public class LockService {
 	 */
 	Lease renew(String id, LockToken token, @Nullable Duration ttl) {
 		try {
-			Lease renewed = this.claims.renew(id, token.value(), ttl).lease();
+			Lease renewed = this.claims.renew(id, token.value(), ttl, Deadline.after(this.changeTimeout)).lease();
 			this.metrics.renewed();
 			return renewed;
 		}
@@ -208,14 +192,14 @@ public class LockService {
 	 */
 	void release(String id, LockToken token) {
 		try {
-			this.claims.release(id, token.value(), false);
+			this.claims.release(id, token.value(), false, Deadline.after(this.changeTimeout));
 		}
 		catch (LockNotFoundException ex) {
 			this.metrics.releasedLapsed();
 			throw ex;
 		}
 		this.metrics.released(false);
-		wakeWaiters();
+		this.waiters.wake(id);
 	}
 
 	/**
@@ -223,15 +207,9 @@ public class LockService {
 	 * @throws LockNotFoundException when no live lock exists
 	 */
 	void forceRelease(String id) {
-		this.claims.release(id, null, true);
+		this.claims.release(id, null, true, Deadline.after(this.changeTimeout));
 		this.metrics.released(true);
-		wakeWaiters();
-	}
-
-	private void wakeWaiters() {
-		synchronized (this.released) {
-			this.released.notifyAll();
-		}
+		this.waiters.wake(id);
 	}
 
 	/** The live lease on an id. */
@@ -258,7 +236,7 @@ public class LockService {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	public long fencingToken(String id, LockToken token) {
-		return this.claims.admitWrites(id, token.value()).fencing();
+		return this.claims.admitWrites(id, token.value(), Deadline.after(this.changeTimeout)).fencing();
 	}
 
 }

@@ -29,10 +29,13 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	private final ReadBack readBack;
 
-	LockSlotClaims(ClickHouseLockRepository repository, Claim claim, ReadBack readBack) {
+	private final Deadline deadline;
+
+	LockSlotClaims(ClickHouseLockRepository repository, Claim claim, ReadBack readBack, Deadline deadline) {
 		this.repository = repository;
 		this.claim = claim;
 		this.readBack = readBack;
+		this.deadline = deadline;
 	}
 
 	@Override
@@ -52,14 +55,14 @@ final class LockSlotClaims implements ClaimSpace<Claim, Outcome> {
 
 	@Override
 	public List<Claim> recordable(List<Claim> claims) {
-		this.written = this.readBack.outcome(() -> this.repository.written(this.claim));
+		this.written = this.readBack.outcome(() -> this.repository.written(this.claim), this.deadline.remaining());
 		return (this.written != null && !this.written.isVoid()) ? List.of(this.claim) : List.of();
 	}
 
 	@Override
 	public Map<Claim, Outcome> byCommitOrder(List<Claim> claims) {
 		return Map.of(this.claim,
-				this.readBack.outcome(() -> this.repository.readBack(this.claim)));
+				this.readBack.outcome(() -> this.repository.readBack(this.claim), this.deadline.remaining()));
 	}
 
 	@Override

@@ -42,7 +42,7 @@ class OpenApiConfiguration {
 	private static final List<String> PROBLEM_KINDS = List.of("invalid-request", "invalid-document",
 			"document-too-large", "unauthenticated", "forbidden", "not-found", "method-not-allowed", "not-acceptable",
 			"unsupported-media-type", "conflict", "precondition-failed", "version-gone", "lock-conflict", "lock-held",
-			"lease-lapsed", "idempotency-key-reused", "storage-unavailable", "write-unavailable",
+			"lease-lapsed", "too-many-waiters", "idempotency-key-reused", "storage-unavailable", "write-unavailable",
 			"write-outcome-unknown", "unavailable", "internal-error");
 
 	static {

@@ -36,10 +36,15 @@ class RequestIdFilter extends OncePerRequestFilter {
 
 	private static final Pattern TRACEPARENT = Pattern.compile("[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}");
 
+	/** The id of a request that an asynchronous dispatch (an answer given after waiting) continues. */
+	private static final String ATTRIBUTE = RequestIdFilter.class.getName() + ".id";
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		String id = requestId(request.getHeader(HEADER), request.getHeader("traceparent"));
+		String id = (request.getAttribute(ATTRIBUTE) instanceof String known) ? known
+				: requestId(request.getHeader(HEADER), request.getHeader("traceparent"));
+		request.setAttribute(ATTRIBUTE, id);
 		response.setHeader(HEADER, id);
 		MDC.put(MDC_KEY, id);
 		try {
@@ -48,6 +53,12 @@ class RequestIdFilter extends OncePerRequestFilter {
 		finally {
 			MDC.remove(MDC_KEY);
 		}
+	}
+
+	/** The dispatch that writes an asynchronous answer logs too: with the request's id. */
+	@Override
+	protected boolean shouldNotFilterAsyncDispatch() {
+		return false;
 	}
 
 	static String requestId(@Nullable String given, @Nullable String traceparent) {

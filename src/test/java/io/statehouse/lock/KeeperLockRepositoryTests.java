@@ -52,7 +52,7 @@ class KeeperLockRepositoryTests {
 
 		Claim late = Claim.acquire(id, released, "late", "", Duration.ofMinutes(1));
 		assertThat(late.slot()).isEqualTo(3);
-		assertThat(this.repository.claim(late, System.nanoTime())).as("a claim of a folded slot").isNull();
+		assertThat(this.repository.claim(late, System.nanoTime(), Deadline.after(Duration.ofSeconds(10)))).as("a claim of a folded slot").isNull();
 		assertThat(this.jdbc.sql(this.schema.sql("SELECT count() FROM {lock_slots} WHERE lock_id = :id"))
 			.param("id", id)
 			.query(Long.class)

@@ -97,12 +97,12 @@ class LapsedLeaseTests {
 		}
 
 		@Override
-		public @Nullable LockRecord claim(Claim claim, long decidedAt) {
+		public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
 			Consumer<Claim> before = this.beforeAppend;
 			if (before != null) {
 				before.accept(claim);
 			}
-			return this.delegate.claim(claim, decidedAt);
+			return this.delegate.claim(claim, decidedAt, deadline);
 		}
 
 		@Override

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
@@ -45,7 +46,8 @@ class LockControllerTests {
 
 	@Test
 	void aGrantIs201WithItsTokenInTheBodyAndTheHeaderAndTheDefaults() throws Exception {
-		given(this.locks.acquire("job:1", "run-1", "open", Duration.ofSeconds(60), Duration.ZERO)).willReturn(LEASE);
+		given(this.locks.acquire("job:1", "run-1", "open", Duration.ofSeconds(60), Duration.ZERO))
+			.willReturn(CompletableFuture.completedFuture(LEASE));
 		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-1\"}"))
 			.hasStatus(HttpStatus.CREATED)
 			.hasHeader("Lock-Token", TOKEN.toString())

@@ -34,8 +34,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * back: a grant that was written is answered as granted, one that was not is answered 503, and
  * neither leaves behind a lease nobody knows the token of.
  */
+// A grant's outcome is read back until its request's deadline: long enough here for a restart of
+// the engine on a busy machine.
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "statehouse.clickhouse.database=lock_faults")
+		properties = { "statehouse.clickhouse.database=lock_faults", "statehouse.clickhouse.outcome-patience=30s",
+				"statehouse.lock.change-timeout=30s" })
 @Import(StatehouseClientConfiguration.class)
 class LockFaultTests {
 

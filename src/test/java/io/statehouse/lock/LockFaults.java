@@ -2,6 +2,8 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,7 +15,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 /**
  * The application's lock repository with one fault on demand around a lock's next grant: a read
  * behind the lock, as a lagging replica or a ZooKeeper follower serves it, or a change whose
- * answer is lost after it was made.
+ * answer is lost after it was made; or reads of a lock that never catch up.
  */
 public final class LockFaults implements LockRepository {
 
@@ -43,6 +45,9 @@ public final class LockFaults implements LockRepository {
 	private volatile boolean changedSinceGrant;
 
 	private volatile Duration pause = Duration.ZERO;
+
+	/** Reads of an id that stay as they were when they were frozen, until {@link #reset()}. */
+	private final Map<String, LockSnapshot> frozen = new ConcurrentHashMap<>();
 
 	LockFaults(LockRepository delegate) {
 		this.delegate = delegate;
@@ -76,6 +81,14 @@ public final class LockFaults implements LockRepository {
 		this.id = id;
 	}
 
+	/**
+	 * Every read of {@code id} from now on shows the lock as it is now, however it changes, until
+	 * {@link #reset()}: a replica that stopped catching up.
+	 */
+	public void freezeReads(String id) {
+		this.frozen.put(id, this.delegate.read(id));
+	}
+
 	/** Whether the fault happened. */
 	public boolean served() {
 		return this.id == null;
@@ -83,6 +96,7 @@ public final class LockFaults implements LockRepository {
 
 	public void reset() {
 		this.id = null;
+		this.frozen.clear();
 	}
 
 	/** Whether the lock's latest change (read fresh) records that its lease admitted writes. */
@@ -93,6 +107,10 @@ public final class LockFaults implements LockRepository {
 
 	@Override
 	public LockSnapshot read(String id) {
+		LockSnapshot stale = this.frozen.get(id);
+		if (stale != null) {
+			return stale;
+		}
 		LockRecord granted = this.grant;
 		if (id.equals(this.id) && granted != null) {
 			if (this.fault == Fault.GRANT_ONCE_CHANGED && this.changedSinceGrant) {
@@ -109,7 +127,7 @@ public final class LockFaults implements LockRepository {
 	}
 
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt) {
+	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
 		boolean watched = claim.id().equals(this.id);
 		boolean grant = watched && this.grant == null && claim.kind() == LockRecord.Kind.ACQUIRE;
 		if (grant && this.fault == Fault.BEFORE_THE_GRANT) {
@@ -119,7 +137,7 @@ public final class LockFaults implements LockRepository {
 			sleep(this.pause);
 			this.pause = Duration.ZERO;
 		}
-		LockRecord won = this.delegate.claim(claim, decidedAt);
+		LockRecord won = this.delegate.claim(claim, decidedAt, deadline);
 		if (grant) {
 			this.grant = won;
 		}

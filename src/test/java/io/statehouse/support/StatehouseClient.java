@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -64,6 +65,16 @@ public final class StatehouseClient {
 	public Response acquire(String id, String owner, int ttlSeconds, int waitSeconds) {
 		return send("POST", "/locks/" + id, "application/json", ("{\"owner\":\"" + owner + "\",\"ttlSeconds\":"
 				+ ttlSeconds + ",\"waitSeconds\":" + waitSeconds + "}").getBytes());
+	}
+
+	/** {@code POST /locks/{id}} without holding a thread while it is answered: many waiters from few threads. */
+	public CompletableFuture<Response> acquireAsync(String id, String owner, int ttlSeconds, int waitSeconds) {
+		HttpRequest request = request("/locks/" + id).header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"owner\":\"" + owner + "\",\"ttlSeconds\":" + ttlSeconds
+					+ ",\"waitSeconds\":" + waitSeconds + "}"))
+			.build();
+		return this.http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+			.thenApply((response) -> new Response(response.statusCode(), response));
 	}
 
 	/**

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.statehouse.support.EngineProcess;
@@ -74,6 +75,8 @@ class ContractConformanceTests {
 
 	private int proxyPort;
 
+	private int servicePort;
+
 	@TempDir
 	Path directory;
 
@@ -84,6 +87,7 @@ class ContractConformanceTests {
 				ServiceProcess service = ServiceProcess.start(Files.createDirectories(this.directory.resolve("service")),
 						serviceSettings(engine))) {
 			this.proxyPort = Ports.free();
+			this.servicePort = service.port();
 			Process prism = NpmTools.start(log, "prism", "proxy", "openapi.yaml", "http://127.0.0.1:" + service.port(),
 					"--host", "127.0.0.1", "--port", Integer.toString(this.proxyPort));
 			try {
@@ -182,6 +186,19 @@ class ContractConformanceTests {
 			.path("token")
 			.asString();
 		send("acquireLock", 423, "POST", "/locks/walk:l", ADMIN, JSON, acquire);
+		// The caller may have one acquisition waiting (the service's setting below): the next is refused.
+		String waiting = "{\"owner\":\"walker\",\"ttlSeconds\":30,\"waitSeconds\":5}";
+		CompletableFuture<HttpResponse<String>> waiter = CompletableFuture.supplyAsync(() -> {
+			try {
+				return request("POST", "/locks/walk:l", ADMIN, JSON, waiting);
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		await().atMost(Duration.ofSeconds(5)).until(this::aWaiterWaits);
+		send("acquireLock", 429, "POST", "/locks/walk:l", ADMIN, JSON, waiting);
+		assertThat(waiter.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(423);
 		send("acquireLock", 400, "POST", "/locks/walk:l", ADMIN, JSON, "{}");
 		send("acquireLock", 401, "POST", "/locks/walk:l", null, JSON, acquire);
 		send("acquireLock", 403, "POST", "/locks/walk:l", READER, JSON, acquire);
@@ -248,6 +265,17 @@ class ContractConformanceTests {
 
 	private static void assertUnavailable(HttpResponse<String> response) {
 		assertThat(response.headers().firstValue("Retry-After")).isPresent();
+	}
+
+	/** Whether the service counts an acquisition waiting for a held lock (read from it directly, not through Prism). */
+	private boolean aWaiterWaits() throws Exception {
+		HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.servicePort + "/actuator/prometheus"))
+			.header("Authorization", "Bearer " + SCRAPER)
+			.build();
+		return this.http.send(scrape, HttpResponse.BodyHandlers.ofString())
+			.body()
+			.lines()
+			.anyMatch((line) -> line.startsWith("statehouse_locks_waiting ") && !line.endsWith(" 0.0"));
 	}
 
 	/**
@@ -332,7 +360,8 @@ class ContractConformanceTests {
 		List<String> settings = new ArrayList<>(List.of("--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
 				"--statehouse.clickhouse.password=" + EngineProcess.PASSWORD,
 				"--statehouse.changelog.segment-duration=1s", "--statehouse.changelog.retention=1s",
-				"--statehouse.changelog.materializer.interval=300ms", "--statehouse.changelog.materializer.grace=300ms"));
+				"--statehouse.changelog.materializer.interval=300ms", "--statehouse.changelog.materializer.grace=300ms",
+				"--statehouse.lock.max-waiters-per-caller=1"));
 		settings.addAll(token(0, "walk-admin", ADMIN, "read,write,admin,metrics", "*"));
 		settings.addAll(token(1, "walk-reader", READER, "read", "elsewhere:*"));
 		settings.addAll(token(2, "walk-scraper", SCRAPER, "metrics", "*"));

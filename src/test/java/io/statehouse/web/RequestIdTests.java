@@ -33,6 +33,20 @@ class RequestIdTests {
 			.allSatisfy((line) -> assertThat(line).contains("[run-4711.step-2]"));
 	}
 
+	/** A lock acquisition that waited is answered in a dispatch of its own, after the request's thread was given back. */
+	@Test
+	void anAnswerGivenAfterWaitingCarriesTheSameIdOnItsLogLines(CapturedOutput output) {
+		assertThat(this.client.send("POST", "/locks/rid:held", "application/json", "{\"owner\":\"holder\"}".getBytes(),
+				"X-Request-Id", "run-4711.hold").status()).isEqualTo(201);
+		Response response = this.client.send("POST", "/locks/rid:held", "application/json",
+				"{\"owner\":\"waiter\",\"waitSeconds\":1}".getBytes(), "X-Request-Id", "run-4711.wait");
+		assertThat(response.status()).isEqualTo(423);
+		assertThat(response.header("X-Request-Id")).hasValue("run-4711.wait");
+		assertThat(output.getAll().lines().filter((line) -> line.contains("/locks/rid:held") && line.contains("ASYNC")))
+			.anySatisfy((line) -> assertThat(line).contains("[run-4711.wait]"))
+			.allSatisfy((line) -> assertThat(line).containsAnyOf("[run-4711.wait]", "[run-4711.hold]"));
+	}
+
 	@Test
 	void aTraceparentGivesItsTraceIdAndAnythingElseANewId() {
 		assertThat(this.client.get("/states/rid:x", "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")

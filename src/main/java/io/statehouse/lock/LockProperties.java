@@ -1,0 +1,27 @@
+package io.statehouse.lock;
+
+import java.time.Duration;
+
+import jakarta.validation.constraints.Min;
+import org.hibernate.validator.constraints.time.DurationMin;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Locks: how long a change may take, and how many acquisitions may wait.
+ *
+ * @param changeTimeout how long deciding a change of a lock may take — claims that keep losing
+ * their slot, reads that stay behind, read-backs of a claim whose answer was lost — before the
+ * request answers 503: a renewal, a release, the admission of a fenced write; an acquisition
+ * gets this or its {@code waitSeconds}, whichever is longer
+ * @param maxWaitersPerCaller acquisitions of one caller (the name of its token) that may wait for
+ * held locks on this instance at once; beyond it, 429
+ * @param maxWaiters acquisitions of all callers that may wait on this instance at once; beyond it, 429
+ */
+@ConfigurationProperties("statehouse.lock")
+@Validated
+record LockProperties(@DefaultValue("10s") @DurationMin(millis = 100) Duration changeTimeout,
+		@DefaultValue("64") @Min(1) int maxWaitersPerCaller, @DefaultValue("1024") @Min(1) int maxWaiters) {
+}
