@@ -30,6 +30,7 @@ STARTED = re.compile(r"Tomcat started on port (\d+)")
 MELTANO = "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
 
 
+PRISTINE_DB = "pristine-meltano.db"
 QUIET_MELTANO = {
     "MELTANO_SEND_ANONYMOUS_USAGE_STATS": "false",
     "MELTANO_DISABLE_TRACKING": "true",
@@ -310,9 +311,13 @@ class MeltanoProject:
         other = self.root.parent / name
         if not other.exists():
             shutil.copytree(self.root, other, ignore=shutil.ignore_patterns(".meltano"))
-            (other / ".meltano").mkdir()
+            system = other / ".meltano"
+            system.mkdir()
+            # A system database as `meltano install` left it (migrated, no jobs), so that
+            # commands started at once in a new runner do not race to create it.
+            shutil.copy(self.root.parent / PRISTINE_DB, system / "meltano.db")
             for kind in ("extractors", "loaders"):
-                (other / ".meltano" / kind).symlink_to(self.root / ".meltano" / kind)
+                (system / kind).symlink_to(self.root / ".meltano" / kind)
         return MeltanoProject(
             root=other,
             statehouse=self.statehouse,
@@ -361,6 +366,7 @@ def meltano_project(meltano_install: Install, statehouse: Statehouse) -> Meltano
     if meltano_install.process.wait(timeout=600) != 0:
         pytest.fail(f"meltano install failed:\n{meltano_install.log.read_text()[-6000:]}")
     base = meltano_install.base
+    shutil.copy(meltano_install.root / ".meltano" / "meltano.db", base / PRISTINE_DB)
     ledger = base / "ledger.jsonl"
     ledger.touch()
     env = {

@@ -225,14 +225,14 @@ def test_a_token_scoped_to_dev_runs_dev_pipelines_and_is_refused_elsewhere(
     assert {v["writtenBy"] for v in versions} == {"meltano-dev"}
 
     assert refused.returncode != 0
-    assert "urn:statehouse:problem:forbidden" in refused.output
+    assert "urn:statehouse:problem:forbidden" in refused.output, refused.output
     assert "prod:tap-ledger-to-target-ledger:token" in refused.output
     assert loaded(meltano_project, tmp_path / "prod") == []
     assert statehouse.document("prod:tap-ledger-to-target-ledger:token") is None
 
     assert get.returncode != 0
-    assert "urn:statehouse:problem:forbidden" in get.output
+    assert "urn:statehouse:problem:forbidden" in get.output, get.output
     assert "Use a token whose scopes and id globs cover this state id" in get.output
     assert clear_all.returncode != 0
-    assert "urn:statehouse:problem:forbidden" in clear_all.output
+    assert "urn:statehouse:problem:forbidden" in clear_all.output, clear_all.output
     assert statehouse.document("dev:tap-ledger-to-target-ledger:token") is not None
