@@ -25,11 +25,13 @@ public final class JavaProcess implements AutoCloseable {
 
 	private final List<String> output = new ArrayList<>();
 
+	private final Thread pump;
+
 	private JavaProcess(Process process) {
 		this.process = process;
-		Thread pump = new Thread(this::pump, "child-output-" + process.pid());
-		pump.setDaemon(true);
-		pump.start();
+		this.pump = new Thread(this::pump, "child-output-" + process.pid());
+		this.pump.setDaemon(true);
+		this.pump.start();
 	}
 
 	/**
@@ -126,6 +128,19 @@ public final class JavaProcess implements AutoCloseable {
 		if (!this.process.waitFor(20, TimeUnit.SECONDS)) {
 			kill();
 		}
+	}
+
+	/**
+	 * Waits for the child to exit and for everything it printed.
+	 * @return its exit code
+	 * @throws IllegalStateException when it is still running after the timeout
+	 */
+	public int awaitExit(Duration timeout) throws InterruptedException {
+		if (!this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+			throw new IllegalStateException("Still running after " + timeout + ":\n" + output());
+		}
+		this.pump.join(timeout.toMillis());
+		return this.process.exitValue();
 	}
 
 	/** The exit code of the child, once it has exited. */
