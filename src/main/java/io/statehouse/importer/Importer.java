@@ -53,8 +53,10 @@ final class Importer {
 			return;
 		}
 		if (!Ids.isValid(id)) {
-			this.report.failed(source, "not a Statehouse id (" + id.codePointCount(0, id.length())
-					+ " characters with the prefix): " + Ids.DESCRIPTION);
+			int length = id.codePointCount(0, id.length());
+			this.report.failed(source, (length > 255)
+					? "too long for a Statehouse id: " + length + " characters with the prefix, at most 255"
+					: "not a Statehouse id: " + Ids.DESCRIPTION);
 			return;
 		}
 		JsonNode wanted;
@@ -72,7 +74,7 @@ final class Importer {
 		catch (Refusal ex) {
 			this.transportFailures = 0;
 			if (ex.status() == 403) {
-				this.report.refused(source, "the token may not write " + ImportReport.quoted(id) + " (403: "
+				this.report.refused(source, "the token may not read or write " + ImportReport.quoted(id) + " (403: "
 						+ ex.getMessage() + ")");
 			}
 			else if (ex.status() == 412) {
@@ -100,10 +102,20 @@ final class Importer {
 		switch (ImportRule.need(wanted, (current != null) ? current.document() : null)) {
 			case NOTHING -> this.report.unchanged();
 			case CREATE -> {
-				if (!this.options.dryRun()) {
-					this.api.create(id, wanted);
+				// A state deleted (or locked) in Statehouse after the source row was written is
+				// a change of Statehouse's own, as long as its history is retained.
+				Instant lastChange = this.api.lastChange(id);
+				if (lastChange != null
+						&& !ImportRule.mayReplace(sourceUpdatedAt, lastChange, this.options.overwriteNewer())) {
+					this.report.refused(source, "deleted in Statehouse at " + lastChange + ", after the source row ("
+							+ sourceUpdatedAt + "); --overwrite-newer creates it again");
 				}
-				this.report.created(source);
+				else {
+					if (!this.options.dryRun()) {
+						this.api.create(id, wanted);
+					}
+					this.report.created(source);
+				}
 			}
 			case REPLACE -> {
 				long version = current.version();

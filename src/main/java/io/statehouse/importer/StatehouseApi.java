@@ -1,6 +1,7 @@
 package io.statehouse.importer;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,12 +12,17 @@ import java.time.Instant;
 
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Statehouse's public HTTP API, as much of it as an import needs: read a state, read when its
- * version was written, create it, replace a version of it. Ids travel as one path segment with
+ * version (or the deletion of a state that is gone) was written, create it, replace a version of
+ * it. Ids travel as one path segment with
  * every byte but the unreserved characters percent-encoded.
  */
 final class StatehouseApi {
@@ -84,6 +90,35 @@ final class StatehouseApi {
 		return Instant.parse(items.get(0).path("updatedAt").asString());
 	}
 
+	/**
+	 * When the newest version an id's history retains was written: the deletion of a state that
+	 * is gone, or a lock's grant on it. Read as a stream: the history may be long.
+	 * @return {@code null} if no history is retained
+	 */
+	@Nullable Instant lastChange(String id) throws IOException, InterruptedException, Refusal {
+		HttpResponse<InputStream> response = this.http.send(request(path(id) + "/versions").GET().build(),
+				HttpResponse.BodyHandlers.ofInputStream());
+		try (InputStream body = response.body()) {
+			if (response.statusCode() == 404) {
+				return null;
+			}
+			if (response.statusCode() != 200) {
+				throw new Refusal(response.statusCode(), detail(new String(body.readAllBytes(), StandardCharsets.UTF_8)));
+			}
+			JsonNode last = null;
+			ObjectReader entry = this.json.readerFor(JsonNode.class)
+				.without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+			try (JsonParser parser = this.json.createParser(body)) {
+				if (parser.nextToken() == JsonToken.START_ARRAY) {
+					while (parser.nextToken() == JsonToken.START_OBJECT) {
+						last = entry.readValue(parser);
+					}
+				}
+			}
+			return (last != null) ? Instant.parse(last.path("updatedAt").asString()) : null;
+		}
+	}
+
 	/** Creates a state that must not exist yet ({@code If-None-Match: *}). */
 	void create(String id, JsonNode document) throws IOException, InterruptedException, Refusal {
 		send(request(path(id)).header("If-None-Match", "*")
@@ -117,19 +152,19 @@ final class StatehouseApi {
 				return response;
 			}
 		}
-		throw new Refusal(response.statusCode(), detail(response));
+		throw new Refusal(response.statusCode(), detail(response.body()));
 	}
 
 	/** What a problem says (its detail, else its title), or the start of an answer that is not one. */
-	private String detail(HttpResponse<String> response) {
+	private String detail(String body) {
 		try {
-			JsonNode problem = this.json.readTree(response.body());
+			JsonNode problem = this.json.readTree(body);
 			String detail = problem.path("detail").asString("");
 			return detail.isEmpty() ? problem.path("title").asString("") : detail;
 		}
 		catch (JacksonException ex) {
-			String body = response.body().strip();
-			return (body.length() > 200) ? body.substring(0, 200) + "..." : body;
+			String text = body.strip();
+			return (text.length() > 200) ? text.substring(0, 200) + "..." : text;
 		}
 	}
 

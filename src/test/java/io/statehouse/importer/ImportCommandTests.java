@@ -200,37 +200,55 @@ class ImportCommandTests {
 	}
 
 	@Test
-	void replacesAnOlderDifferentStateWhereADryRunOnlySaysSo() throws Exception {
+	void replacesAnOlderDifferentStateAndRefusesADeletionSinceWhereADryRunOnlySaysSo() throws Exception {
 		Backend backend = Backend.create(this.clickHouse, TestClickHouse.newDatabase(), "team_state");
 		long later = Instant.now().plus(Duration.ofHours(1)).toEpochMilli();
 		backend.insert("older", null, "{\"ours\":1}", later);
 		backend.insert("newer", null, "{\"ours\":2}", BASE);
 		backend.insert("same", "{\"p\":1}", "{\"c\":1}", BASE);
 		backend.insert("missing", null, "{\"ours\":3}", BASE);
+		backend.insert("deleted", null, "{\"ours\":4}", BASE);
+		backend.insert("deleted-before", null, "{\"ours\":5}", later);
 		assertThat(put("import2:older", "{\"theirs\":1}").status()).isEqualTo(201);
 		assertThat(put("import2:newer", "{\"theirs\":2}").status()).isEqualTo(201);
 		assertThat(put("import2:same", "{\"partial\":{\"p\":1},\"completed\":{\"c\":1}}").status()).isEqualTo(201);
+		for (String deleted : List.of("import2:deleted", "import2:deleted-before")) {
+			assertThat(put(deleted, "{\"theirs\":0}").status()).isEqualTo(201);
+			assertThat(call("DELETE", "/states/" + segment(deleted), null).status()).isEqualTo(204);
+		}
 
 		Run dryRun = run("--table=" + backend.name(), "--id-prefix=import2:", "--dry-run");
 		assertThat(dryRun.status()).as(dryRun.output()).isEqualTo(1);
-		assertThat(dryRun.output()).contains("would replace \"older\"", "would create \"missing\"", "refused \"newer\"")
+		assertThat(dryRun.output())
+			.contains("would replace \"older\"", "would create \"missing\"", "would create \"deleted-before\"")
+			.contains("refused \"newer\": changed in Statehouse at ", "refused \"deleted\": deleted in Statehouse at ")
 			.doesNotContain("\"same\"");
 		assertThat(dryRun.summary())
-			.isEqualTo("dry run, nothing written: would import 2, skipped 1 (unchanged), refused 1, failed 0");
+			.isEqualTo("dry run, nothing written: would import 3, skipped 1 (unchanged), refused 2, failed 0");
 		assertThat(JSON.readTree(get("import2:older").body())).isEqualTo(JSON.readTree("{\"theirs\":1}"));
 		assertThat(get("import2:missing").status()).isEqualTo(404);
+		assertThat(get("import2:deleted-before").status()).isEqualTo(404);
 
 		Run run = run("--table=" + backend.name(), "--id-prefix=import2:");
 		assertThat(run.status()).as(run.output()).isEqualTo(1);
-		assertThat(run.summary()).isEqualTo("imported 2, skipped 1 (unchanged), refused 1, failed 0");
-		assertThat(run.output()).contains("refused ids: [\"newer\"]");
+		assertThat(run.summary()).isEqualTo("imported 3, skipped 1 (unchanged), refused 2, failed 0");
+		assertThat(run.output()).contains("refused ids: [\"deleted\",\"newer\"]");
 		Response older = get("import2:older");
 		assertThat(JSON.readTree(older.body())).isEqualTo(JSON.readTree("{\"completed\":{\"ours\":1},\"partial\":{}}"));
 		assertThat(older.header("ETag")).as("replaced: a second version").contains("\"2\"");
 		assertThat(JSON.readTree(get("import2:missing").body()))
 			.isEqualTo(JSON.readTree("{\"completed\":{\"ours\":3},\"partial\":{}}"));
+		assertThat(JSON.readTree(get("import2:deleted-before").body()))
+			.isEqualTo(JSON.readTree("{\"completed\":{\"ours\":5},\"partial\":{}}"));
 		assertThat(JSON.readTree(get("import2:newer").body())).isEqualTo(JSON.readTree("{\"theirs\":2}"));
+		assertThat(get("import2:deleted").status()).isEqualTo(404);
 		assertThat(get("import2:same").header("ETag")).contains("\"1\"");
+
+		Run overwritten = run("--table=" + backend.name(), "--id-prefix=import2:", "--overwrite-newer");
+		assertThat(overwritten.status()).as(overwritten.output()).isZero();
+		assertThat(overwritten.summary()).isEqualTo("imported 2, skipped 4 (unchanged), refused 0, failed 0");
+		assertThat(JSON.readTree(get("import2:deleted").body()))
+			.isEqualTo(JSON.readTree("{\"completed\":{\"ours\":4},\"partial\":{}}"));
 	}
 
 	@Test
@@ -278,7 +296,8 @@ class ImportCommandTests {
 			Run run = new Run(status, command.output());
 			assertThat(run.status()).as(run.output()).isEqualTo(1);
 			assertThat(run.summary()).isEqualTo("imported 2, skipped 0 (unchanged), refused 2, failed 0");
-			assertThat(run.output()).contains("refused \"prod:a\": the token may not", "refused \"team:x\": the token may not")
+			assertThat(run.output()).contains("refused \"prod:a\": the token may not read or write \"prod:a\" (403: ",
+					"refused \"team:x\": the token may not read or write \"team:x\" (403: ")
 				.contains("refused ids: [\"prod:a\",\"team:x\"]");
 		}
 		assertThat(JSON.readTree(get("dev:a").body())).isEqualTo(JSON.readTree("{\"completed\":{},\"partial\":{\"p\":1}}"));
@@ -306,7 +325,7 @@ class ImportCommandTests {
 		assertThat(run.summary()).isEqualTo("imported 2, skipped 0 (unchanged), refused 0, failed 4");
 		assertThat(run.output()).contains("failed \"bad-json\": completed_state is not JSON")
 			.contains("failed \"line\\nbreak\": not a Statehouse id")
-			.contains("failed \"" + "x".repeat(248) + "\": not a Statehouse id (256 characters with the prefix)")
+			.contains("failed \"" + "x".repeat(248) + "\": too long for a Statehouse id: 256 characters")
 			.contains("failed \"not\\uFFFDutf8\": the id is not UTF-8 text");
 		assertThat(get("import5:a-good-one").status()).isEqualTo(200);
 		assertThat(get("import5:z-last").status()).isEqualTo(200);

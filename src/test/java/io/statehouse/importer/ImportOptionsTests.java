@@ -24,7 +24,7 @@ class ImportOptionsTests {
 		assertThat(options.idPrefix()).isEmpty();
 		assertThat(options.overwriteNewer()).isFalse();
 		assertThat(options.dryRun()).isFalse();
-		assertThat(options.pageSize()).isEqualTo(500);
+		assertThat(options.pageSize()).isEqualTo(100);
 	}
 
 	@Test
