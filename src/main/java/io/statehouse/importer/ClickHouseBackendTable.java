@@ -122,14 +122,14 @@ final class ClickHouseBackendTable implements AutoCloseable {
 		});
 	}
 
-	/** Every id's newest row, in id order, a page at a time. */
-	void forEach(int pageSize, Consumer<BackendRow> action) throws SQLException {
+	/** Every id's newest row, in id order, a page at a time: the next page is read once the action is done. */
+	void forEachPage(int pageSize, Consumer<List<BackendRow>> action) throws SQLException {
 		String after = "";
 		List<BackendRow> rows;
 		do {
 			rows = page(after, pageSize);
-			rows.forEach(action);
 			if (!rows.isEmpty()) {
+				action.accept(rows);
 				after = rows.get(rows.size() - 1).cursor();
 			}
 		}

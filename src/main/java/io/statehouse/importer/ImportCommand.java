@@ -5,6 +5,8 @@ import java.io.PrintStream;
 import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import io.statehouse.importer.StatehouseApi.Refusal;
 import tools.jackson.databind.DeserializationFeature;
@@ -81,8 +83,9 @@ public final class ImportCommand {
 		}
 		ImportReport report = new ImportReport(out, options.dryRun());
 		Importer importer = new Importer(api, json, options, report);
+		ExecutorService workers = Executors.newFixedThreadPool(options.concurrency());
 		try (table) {
-			table.forEach(options.pageSize(), importer::accept);
+			table.forEachPage(options.pageSize(), (page) -> importer.acceptAll(page, workers));
 		}
 		catch (SQLException ex) {
 			report.summarize();
@@ -94,6 +97,9 @@ public final class ImportCommand {
 			err.println("Statehouse stopped answering (" + ex.getMessage() + "); run again: what was imported is "
 					+ "skipped");
 			return 2;
+		}
+		finally {
+			workers.shutdownNow();
 		}
 		report.summarize();
 		return report.clean() ? 0 : 1;

@@ -22,10 +22,11 @@ import org.jspecify.annotations.Nullable;
  * @param overwriteNewer replace a state that changed in Statehouse after its source row was written
  * @param dryRun read and compare, write nothing
  * @param pageSize rows read from ClickHouse at a time, held in memory together
+ * @param concurrency ids imported at once
  */
 record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHousePassword, String schema,
 		String table, URI statehouseUrl, @Nullable String token, String idPrefix, boolean overwriteNewer,
-		boolean dryRun, int pageSize) {
+		boolean dryRun, int pageSize, int concurrency) {
 
 	static final String USAGE = """
 			usage: java -jar statehouse.jar import-clickhouse --clickhouse-url=<jdbc:clickhouse://host:8123> [options]
@@ -42,6 +43,7 @@ record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHo
 			  --overwrite-newer             also replace states changed in Statehouse after the source row
 			  --dry-run                     read and compare only; print what would be written
 			  --page-size=<rows>            rows read from ClickHouse at a time (held in memory); default: 100
+			  --concurrency=<n>             ids imported at once; default: 4
 			Exit status: 0 every id imported or unchanged; 1 some refused or failed (listed); 2 nothing done.""";
 
 	/**
@@ -60,6 +62,7 @@ record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHo
 		boolean overwriteNewer = false;
 		boolean dryRun = false;
 		int pageSize = 100;
+		int concurrency = 4;
 		for (String arg : args) {
 			int equals = arg.indexOf('=');
 			String name = (equals < 0) ? arg : arg.substring(0, equals);
@@ -74,7 +77,8 @@ record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHo
 				case "--id-prefix" -> prefix = (value != null) ? value : "";
 				case "--overwrite-newer" -> overwriteNewer = flag(name, value);
 				case "--dry-run" -> dryRun = flag(name, value);
-				case "--page-size" -> pageSize = pageSize(value(name, value));
+				case "--page-size" -> pageSize = number(name, value(name, value), 100_000);
+				case "--concurrency" -> concurrency = number(name, value(name, value), 64);
 				default -> throw new IllegalArgumentException("Unknown option: " + name);
 			}
 		}
@@ -103,7 +107,8 @@ record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHo
 			throw new IllegalArgumentException("--statehouse-url is an http(s) URL, as http://localhost:8080");
 		}
 		return new ImportOptions(url, user, password, table.substring(0, dot), table.substring(dot + 1), statehouseUrl,
-				(token == null || token.isEmpty()) ? null : token, prefix, overwriteNewer, dryRun, pageSize);
+				(token == null || token.isEmpty()) ? null : token, prefix, overwriteNewer, dryRun, pageSize,
+				concurrency);
 	}
 
 	private static String value(String name, @Nullable String value) {
@@ -120,17 +125,17 @@ record ImportOptions(String clickHouseUrl, String clickHouseUser, String clickHo
 		return true;
 	}
 
-	private static int pageSize(String value) {
+	private static int number(String name, String value, int max) {
 		try {
-			int size = Integer.parseInt(value);
-			if (size >= 1 && size <= 100_000) {
-				return size;
+			int number = Integer.parseInt(value);
+			if (number >= 1 && number <= max) {
+				return number;
 			}
 		}
 		catch (NumberFormatException ex) {
 			// Said below.
 		}
-		throw new IllegalArgumentException("--page-size is a number of rows from 1 to 100000.");
+		throw new IllegalArgumentException(name + " is a number from 1 to " + max + ".");
 	}
 
 	@Override

@@ -2,6 +2,7 @@ package io.statehouse.importer;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import tools.jackson.core.json.JsonWriteFeature;
@@ -9,9 +10,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What an import did, id by id as it goes (refusals and failures, and in a dry run what it would
- * write), and in sum at the end. Ids are printed as JSON strings in ASCII, so that any id reads
- * unambiguously on any terminal. Memory holds at most {@value #LISTED} ids of each kind for the
- * summary; the lines above it name them all.
+ * write), and in sum at the end, where the ids refused and failed are listed in order. Ids are
+ * printed as JSON strings in ASCII, so that any id reads unambiguously on any terminal. Memory
+ * holds at most {@value #LISTED} ids of each kind for the summary; the lines above it name them
+ * all. Safe for concurrent imports.
  */
 final class ImportReport {
 
@@ -40,25 +42,25 @@ final class ImportReport {
 		this.dryRun = dryRun;
 	}
 
-	void created(String id) {
+	synchronized void created(String id) {
 		this.imported++;
 		if (this.dryRun) {
 			this.out.println("would create " + quoted(id));
 		}
 	}
 
-	void replaced(String id) {
+	synchronized void replaced(String id) {
 		this.imported++;
 		if (this.dryRun) {
 			this.out.println("would replace " + quoted(id));
 		}
 	}
 
-	void unchanged() {
+	synchronized void unchanged() {
 		this.skipped++;
 	}
 
-	void refused(String id, String reason) {
+	synchronized void refused(String id, String reason) {
 		this.refused++;
 		this.out.println("refused " + quoted(id) + ": " + reason);
 		if (this.refusedIds.size() < LISTED) {
@@ -66,7 +68,7 @@ final class ImportReport {
 		}
 	}
 
-	void failed(String id, String reason) {
+	synchronized void failed(String id, String reason) {
 		this.failed++;
 		this.out.println("failed " + quoted(id) + ": " + reason);
 		if (this.failedIds.size() < LISTED) {
@@ -75,30 +77,32 @@ final class ImportReport {
 	}
 
 	/** Whether every id was imported or already there. */
-	boolean clean() {
+	synchronized boolean clean() {
 		return this.refused == 0 && this.failed == 0;
 	}
 
-	long imported() {
+	synchronized long imported() {
 		return this.imported;
 	}
 
-	long skipped() {
+	synchronized long skipped() {
 		return this.skipped;
 	}
 
-	long refused() {
+	synchronized long refused() {
 		return this.refused;
 	}
 
-	long failed() {
+	synchronized long failed() {
 		return this.failed;
 	}
 
 	/** The sum: counts, then the ids refused and failed. */
-	void summarize() {
+	synchronized void summarize() {
 		this.out.println((this.dryRun ? "dry run, nothing written: would import " : "imported ") + this.imported
 				+ ", skipped " + this.skipped + " (unchanged), refused " + this.refused + ", failed " + this.failed);
+		Collections.sort(this.refusedIds);
+		Collections.sort(this.failedIds);
 		listed("refused", this.refusedIds, this.refused);
 		listed("failed", this.failedIds, this.failed);
 	}

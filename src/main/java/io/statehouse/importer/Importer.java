@@ -2,6 +2,12 @@ package io.statehouse.importer;
 
 import java.io.IOException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.statehouse.importer.ClickHouseBackendTable.BackendRow;
 import io.statehouse.importer.StatehouseApi.Current;
@@ -14,7 +20,7 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Imports one id at a time: its document as Meltano reads it from the backend's row, written
+ * Imports ids, each on its own: its document as Meltano reads it from the backend's row, written
  * through the API as {@link ImportRule} says — a new state only if none was created meanwhile
  * ({@code If-None-Match: *}), a replacement only of the version that was read ({@code If-Match}),
  * so that a concurrent writer's state is refused, never overwritten.
@@ -32,13 +38,41 @@ final class Importer {
 
 	private final ImportReport report;
 
-	private int transportFailures;
+	private final AtomicInteger transportFailures = new AtomicInteger();
 
 	Importer(StatehouseApi api, JsonMapper json, ImportOptions options, ImportReport report) {
 		this.api = api;
 		this.json = json;
 		this.options = options;
 		this.report = report;
+	}
+
+	/**
+	 * Imports a page of rows, {@code workers} at once, and returns when all are done.
+	 * @throws UnreachableException when Statehouse has stopped answering
+	 */
+	void acceptAll(List<BackendRow> page, ExecutorService workers) {
+		List<Future<?>> imports = new ArrayList<>(page.size());
+		for (BackendRow row : page) {
+			imports.add(workers.submit(() -> accept(row)));
+		}
+		RuntimeException failure = null;
+		for (Future<?> done : imports) {
+			try {
+				done.get();
+			}
+			catch (ExecutionException ex) {
+				failure = (ex.getCause() instanceof RuntimeException runtime) ? runtime
+						: new IllegalStateException(ex.getCause());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new UnreachableException(ex);
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
 	}
 
 	/**
@@ -69,10 +103,10 @@ final class Importer {
 		}
 		try {
 			write(source, id, wanted, row.updatedAt());
-			this.transportFailures = 0;
+			this.transportFailures.set(0);
 		}
 		catch (Refusal ex) {
-			this.transportFailures = 0;
+			this.transportFailures.set(0);
 			if (ex.status() == 403) {
 				this.report.refused(source, "the token may not read or write " + ImportReport.quoted(id) + " (403: "
 						+ ex.getMessage() + ")");
@@ -86,7 +120,7 @@ final class Importer {
 		}
 		catch (IOException ex) {
 			this.report.failed(source, "Statehouse did not answer: " + ex);
-			if (++this.transportFailures == GIVE_UP_AFTER) {
+			if (this.transportFailures.incrementAndGet() >= GIVE_UP_AFTER) {
 				throw new UnreachableException(ex);
 			}
 		}

@@ -1,6 +1,9 @@
 package io.statehouse.importer;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +28,7 @@ class ImportOptionsTests {
 		assertThat(options.overwriteNewer()).isFalse();
 		assertThat(options.dryRun()).isFalse();
 		assertThat(options.pageSize()).isEqualTo(100);
+		assertThat(options.concurrency()).isEqualTo(4);
 	}
 
 	@Test
@@ -32,7 +36,7 @@ class ImportOptionsTests {
 		ImportOptions options = ImportOptions.parse(List.of("--clickhouse-url=jdbc:clickhouse://ch:8123?ssl=true",
 				"--clickhouse-user=meltano", "--clickhouse-password=p=w", "--table=team_a.pipeline_state",
 				"--statehouse-url=https://statehouse.example/", "--token=sth_abc", "--id-prefix=prod:",
-				"--overwrite-newer", "--dry-run", "--page-size=20"), Map.of());
+				"--overwrite-newer", "--dry-run", "--page-size=20", "--concurrency=8"), Map.of());
 		assertThat(options.clickHouseUrl()).isEqualTo("jdbc:clickhouse://ch:8123?ssl=true");
 		assertThat(options.clickHouseUser()).isEqualTo("meltano");
 		assertThat(options.clickHousePassword()).isEqualTo("p=w");
@@ -44,6 +48,7 @@ class ImportOptionsTests {
 		assertThat(options.overwriteNewer()).isTrue();
 		assertThat(options.dryRun()).isTrue();
 		assertThat(options.pageSize()).isEqualTo(20);
+		assertThat(options.concurrency()).isEqualTo(8);
 	}
 
 	@Test
@@ -76,13 +81,27 @@ class ImportOptionsTests {
 			.withMessageContaining("takes no value");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> parse("--clickhouse-url=jdbc:clickhouse://ch:8123", "--page-size=0"))
-			.withMessageContaining("--page-size");
+			.withMessageContaining("--page-size is a number from 1 to 100000");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> parse("--clickhouse-url=jdbc:clickhouse://ch:8123", "--concurrency=many"))
+			.withMessageContaining("--concurrency is a number from 1 to 64");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> parse("--clickhouse-url=jdbc:clickhouse://ch:8123", "--id-prefix=a\nb"))
 			.withMessageContaining("--id-prefix");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> parse("--clickhouse-url=jdbc:clickhouse://ch:8123", "--statehouse-url=localhost:8080"))
 			.withMessageContaining("--statehouse-url");
+	}
+
+	@Test
+	void aCommandLineThatIsNotOneExitsWithTwoAndTheUsage() {
+		ByteArrayOutputStream err = new ByteArrayOutputStream();
+		int status = ImportCommand.run(new String[] { ImportCommand.NAME, "--table=meltano.state" }, Map.of(),
+				new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+				new PrintStream(err, true, StandardCharsets.UTF_8));
+		assertThat(status).isEqualTo(2);
+		assertThat(err.toString(StandardCharsets.UTF_8)).contains("--clickhouse-url is required.")
+			.contains("usage: java -jar statehouse.jar import-clickhouse");
 	}
 
 	private static ImportOptions parse(String... args) {
