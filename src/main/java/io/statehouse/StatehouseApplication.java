@@ -1,5 +1,6 @@
 package io.statehouse;
 
+import io.statehouse.importer.ImportCommand;
 import io.statehouse.security.TokenCommand;
 
 import org.springframework.boot.SpringApplication;
@@ -14,6 +15,9 @@ public class StatehouseApplication {
 	public static void main(String[] args) {
 		if (args.length > 0 && args[0].equals(TokenCommand.NAME)) {
 			System.exit(TokenCommand.run(args, System.out, System.err));
+		}
+		if (args.length > 0 && args[0].equals(ImportCommand.NAME)) {
+			System.exit(ImportCommand.run(args));
 		}
 		SpringApplication.run(StatehouseApplication.class, args);
 	}

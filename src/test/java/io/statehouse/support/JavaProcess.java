@@ -130,6 +130,19 @@ public final class JavaProcess implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Waits for the child to exit and for everything it printed.
+	 * @return its exit code
+	 * @throws IllegalStateException when it is still running after the timeout
+	 */
+	public int awaitExit(Duration timeout) throws InterruptedException {
+		if (!this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+			throw new IllegalStateException("Still running after " + timeout + ":\n" + output());
+		}
+		this.pump.join(timeout.toMillis());
+		return this.process.exitValue();
+	}
+
 	/** The exit code of the child, once it has exited. */
 	public int exitValue() {
 		return this.process.exitValue();
