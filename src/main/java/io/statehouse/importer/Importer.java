@@ -2,6 +2,7 @@ package io.statehouse.importer;
 
 import java.io.IOException;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -117,6 +118,9 @@ final class Importer {
 			else {
 				this.report.failed(source, "Statehouse answered " + ex.status() + ": " + ex.getMessage());
 			}
+		}
+		catch (JacksonException | DateTimeParseException ex) {
+			this.report.failed(source, "Statehouse's answer could not be read: " + ex.getMessage());
 		}
 		catch (IOException ex) {
 			this.report.failed(source, "Statehouse did not answer: " + ex);
