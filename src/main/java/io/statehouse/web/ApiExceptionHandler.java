@@ -17,6 +17,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.security.web.firewall.RequestRejectedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
@@ -53,6 +54,17 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	ResponseEntity<Object> undecodableParameter(InvalidParameterException ex, WebRequest request) {
 		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request",
 				"A query parameter is not percent-encoded UTF-8."), new HttpHeaders(), request);
+	}
+
+	/**
+	 * The firewall checks a header's value when it is read: one with characters no request to this
+	 * service has (a C1 control character, say) is refused as the firewall refuses paths.
+	 */
+	@ExceptionHandler
+	ResponseEntity<Object> rejectedHeader(RequestRejectedException ex, WebRequest request) {
+		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request",
+				"A header's value holds characters no request to this service has (such as a control character)."),
+				new HttpHeaders(), request);
 	}
 
 	@ExceptionHandler

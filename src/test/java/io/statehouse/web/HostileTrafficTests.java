@@ -357,7 +357,8 @@ class HostileTrafficTests {
 
 	private String lockToken() {
 		return pick(List.of("not-a-uuid", UUID.randomUUID().toString(), "", "00000000-0000-0000-0000-000000000000",
-				String.valueOf(this.heldToken), String.valueOf(this.heldToken).toUpperCase()));
+				String.valueOf(this.heldToken), String.valueOf(this.heldToken).toUpperCase(),
+				"\u0085\u00e9" + this.heldToken, "caf\u00e9"));
 	}
 
 	private void contentType(List<String> headers, String usual) {
