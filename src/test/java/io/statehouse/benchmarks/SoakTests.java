@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The soak, short: 45 seconds of steady mixed traffic from two instances on the tests' engine, with the
  * materializer truncating all along. No errors, and what must stay flat stays flat: the last
  * window's heap after GC, active parts and changelog tail are no larger than the first half's
- * largest, with slack for their sawtooth. (The ten-minute run and its figures: README, Reliability.)
+ * largest, with slack for their sawtooth. (The ten-minute run and its figures: docs/benchmarks.md, Soak.)
  */
 class SoakTests {
 

@@ -36,8 +36,8 @@ import static org.awaitility.Awaitility.await;
  * it serves at once; reads of materialized state answer 200 as they do without the restart, reads
  * and writes that need Keeper answer 503 with {@code Retry-After} within the Keeper timeouts, a
  * service instance started meanwhile comes up, and once ZooKeeper is back everything recovers by
- * itself with nothing acknowledged lost. The bounds are the README's (<i>Cluster mode</i>, Keeper
- * away).
+ * itself with nothing acknowledged lost. The bounds are docs/cluster.md's (<i>Keeper
+ * away</i>); the figures of its runs are in docs/reliability.md.
  */
 class KeeperEngineRestartTests {
 
@@ -45,17 +45,17 @@ class KeeperEngineRestartTests {
 	private static final Duration WRITER_TIMEOUT = Duration.ofSeconds(8);
 
 	/**
-	 * The engine's start-up, JVM included, while Keeper is away: a few seconds (README), on a
+	 * The engine's start-up, JVM included, while Keeper is away: a few seconds (docs/cluster.md), on a
 	 * loaded machine too; it was 28 s, 26 s of it waiting for Keeper.
 	 */
 	private static final Duration ENGINE_START = Duration.ofSeconds(15);
 
-	/** A read of materialized state, Keeper away (README: about the same as with Keeper there). */
+	/** A read of materialized state, Keeper away (docs/cluster.md: about the same as with Keeper there). */
 	private static final Duration MATERIALIZED_READ = Duration.ofSeconds(2);
 
 	/**
 	 * A read that needs Keeper, Keeper away: its statements fail at their first attempt to reach
-	 * Keeper (README: well within a Keeper timeout, a quarter of the 4 s claim window, plus the
+	 * Keeper (docs/cluster.md: well within a Keeper timeout, a quarter of the 4 s claim window, plus the
 	 * read's own statements).
 	 */
 	private static final Duration KEEPER_READ = Duration.ofSeconds(2);
@@ -63,7 +63,7 @@ class KeeperEngineRestartTests {
 	/**
 	 * A write, Keeper away: at once when its claim's INSERT never reached Keeper; else its claim
 	 * is sent until half a claim window after it was decided, and an unanswered claim's key is
-	 * looked up for two Keeper timeouts (README: within one claim window, 4 s here, and the
+	 * looked up for two Keeper timeouts (docs/cluster.md: within one claim window, 4 s here, and the
 	 * write's own statements) — not the writer's timeout.
 	 */
 	private static final Duration KEEPER_WRITE = Duration.ofSeconds(6);
@@ -321,7 +321,7 @@ class KeeperEngineRestartTests {
 		return failures.toString();
 	}
 
-	/** What a run measured, in its output (the README quotes it). */
+	/** What a run measured, in its output (docs/reliability.md quotes it). */
 	private static void report(String what, Object measured) {
 		System.out.println("Engine restart, Keeper away: " + what + ": "
 				+ ((measured instanceof Duration took) ? took.toMillis() + " ms" : measured));

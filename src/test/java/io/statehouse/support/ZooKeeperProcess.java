@@ -79,7 +79,7 @@ public final class ZooKeeperProcess implements AutoCloseable {
 
 	/**
 	 * Writes a ClickHouse configuration file that names this ZooKeeper as the engine's Keeper and
-	 * enables {@code KeeperMap} under {@code /statehouse} — the README's, with this ZooKeeper's
+	 * enables {@code KeeperMap} under {@code /statehouse} — docs/cluster.md's, with this ZooKeeper's
 	 * port: one round of connection tries per attempt to reach it ({@code num_connection_retries}),
 	 * and the file is its own users configuration too, for the default profile's
 	 * {@code keeper_max_retries = 0} — a {@code KeeperMap} table attached while Keeper is away tries
