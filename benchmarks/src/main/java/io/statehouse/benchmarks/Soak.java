@@ -66,7 +66,7 @@ public final class Soak {
 
 	/** One window: per operation {count, p50 ms, p99 ms}, errors, and the service's and engine's figures. */
 	public record Window(int index, Map<String, double[]> operations, long errors, long heapAfterGcBytes,
-			long engineMemoryBytes, long engineCacheBytes, long parts, long tailRows) {
+			long engineMemoryBytes, EngineMemory engine, long parts, long tailRows) {
 
 		@Override
 		public String toString() {
@@ -74,10 +74,62 @@ public final class Soak {
 			this.operations.forEach((name, stats) -> line
 				.append(String.format(" | %s %5.0f p50 %6.1f p99 %7.1f", name, stats[0], stats[1], stats[2])));
 			return line.append(String.format(
-					" | errors %d | heap %4d MB | engine %4d MB (caches %4d MB) | parts %3d | tail %6d",
-					this.errors, this.heapAfterGcBytes >> 20, this.engineMemoryBytes >> 20, this.engineCacheBytes >> 20,
-					this.parts, this.tailRows))
+					" | errors %d | heap %4d MB | engine tracked %4d MB, %s | parts %3d | tail %6d", this.errors,
+					this.heapAfterGcBytes >> 20, this.engineMemoryBytes >> 20, this.engine, this.parts, this.tailRows))
 				.toString();
+		}
+
+	}
+
+	/**
+	 * Where the engine's memory is: what its allocator has handed out and keeps resident (chDB's
+	 * jemalloc, -1 where the engine does not report it), and each of its caches that holds anything.
+	 */
+	public record EngineMemory(long allocatedBytes, long residentBytes, long mergesBytes, long outdatedParts,
+			Map<String, Long> caches) {
+
+		static EngineMemory read(javax.sql.DataSource dataSource) {
+			org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+			Map<String, Long> caches = new LinkedHashMap<>();
+			jdbc.query("SELECT metric, toInt64(value) FROM system.metrics WHERE metric LIKE '%Cache%Bytes%' "
+					+ "AND value > 0 ORDER BY value DESC", (row) -> {
+						caches.put(row.getString(1), row.getLong(2));
+					});
+			long allocated = -1;
+			long resident = -1;
+			try {
+				String stats = jdbc.queryForObject("SELECT * FROM system.jemalloc_stats", String.class);
+				java.util.regex.Matcher figures = java.util.regex.Pattern
+					.compile("Allocated: (\\d+), active: \\d+, metadata: \\d+ .*?resident: (\\d+)")
+					.matcher(stats);
+				if (figures.find()) {
+					allocated = Long.parseLong(figures.group(1));
+					resident = Long.parseLong(figures.group(2));
+				}
+			}
+			catch (org.springframework.dao.DataAccessException ex) {
+				// A server without jemalloc's statistics: the caches and MemoryTracking still tell.
+			}
+			Long merges = jdbc.queryForObject(
+					"SELECT toInt64(value) FROM system.metrics WHERE metric = 'MergesMutationsMemoryTracking'", Long.class);
+			Long outdated = jdbc.queryForObject("SELECT count() FROM system.parts WHERE NOT active", Long.class);
+			return new EngineMemory(allocated, resident, (merges != null) ? merges : 0, (outdated != null) ? outdated : 0,
+					caches);
+		}
+
+		/** All the caches hold. */
+		public long cacheBytes() {
+			return this.caches.values().stream().mapToLong(Long::longValue).sum();
+		}
+
+		@Override
+		public String toString() {
+			StringBuilder line = new StringBuilder(String.format(
+					"allocated %4d MB, resident %4d MB, merges %3d MB, outdated parts %3d, caches %4d MB",
+					this.allocatedBytes >> 20, this.residentBytes >> 20, this.mergesBytes >> 20, this.outdatedParts,
+					cacheBytes() >> 20));
+			this.caches.forEach((name, bytes) -> line.append(String.format(" %s %.1f", name, bytes / 1048576.0)));
+			return line.toString();
 		}
 
 	}
@@ -212,17 +264,10 @@ public final class Soak {
 			long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
 			Map<String, Double> scrape = service.scrape();
 			return new Window(index, operations, this.windowErrors.getAndSet(0), heap,
-					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(), engineCaches(service),
+					scrape.getOrDefault("statehouse_clickhouse_memory_bytes", 0.0).longValue(),
+					EngineMemory.read(service.bean(javax.sql.DataSource.class)),
 					scrape.getOrDefault("statehouse_clickhouse_parts", 0.0).longValue(),
 					scrape.getOrDefault("statehouse_changelog_tail_rows", 0.0).longValue());
-		}
-
-		/** What ClickHouse's caches hold (marks, primary indexes, uncompressed blocks, queries...). */
-		private static long engineCaches(Service service) {
-			Long bytes = new org.springframework.jdbc.core.JdbcTemplate(service.bean(javax.sql.DataSource.class))
-				.queryForObject("SELECT toUInt64(sum(value)) FROM system.metrics "
-						+ "WHERE metric LIKE '%Cache%Bytes%'", Long.class);
-			return (bytes != null) ? bytes : 0;
 		}
 
 		private static String pick(int percent) {

@@ -38,6 +38,21 @@ public final class ChdbEngine implements AutoCloseable {
 			"implicit_select", "0",
 			"allow_introspection_functions", "0");
 
+	/**
+	 * The engine's caches, bounded for an engine that shares its process with the service. A
+	 * server sizes them from the machine's memory (marks and indexes up to 5 GiB each, 100 MiB of
+	 * query conditions), and the query-condition cache in particular only grows here: it keeps
+	 * entries for parts long merged away until it is full. 128 MiB in all; the soak's figures are
+	 * in docs/benchmarks.md.
+	 */
+	static final Map<String, String> CACHE_BOUNDS = Map.of(
+			"mark_cache_size", String.valueOf(64L << 20),
+			"index_mark_cache_size", String.valueOf(16L << 20),
+			"primary_index_cache_size", String.valueOf(16L << 20),
+			"query_condition_cache_size", String.valueOf(16L << 20),
+			"compiled_expression_cache_size", String.valueOf(16L << 20),
+			"uncompressed_cache_size", "0");
+
 	private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
 	private static @Nullable Chdb library;
@@ -139,6 +154,7 @@ public final class ChdbEngine implements AutoCloseable {
 			argv.add("--config-file=" + this.configFile);
 		}
 		SERVER_DEFAULTS.forEach((name, value) -> argv.add("--" + name + "=" + value));
+		CACHE_BOUNDS.forEach((name, value) -> argv.add("--" + name + "=" + value));
 		Pointer connection = this.chdb.chdb_connect(argv.size(), argv.toArray(String[]::new));
 		if (connection == null) {
 			throw new EngineException("chDB refused a connection to " + this.dataDirectory
