@@ -17,6 +17,7 @@ if t.TYPE_CHECKING:
 
 PIPELINE_ID = "dev:tap-ledger-to-target-ledger"  # names the project's plugins
 ODD_ID = "odd id/with %_*?"
+SLASHLESS_ID = "odd id with %_*? é"
 
 
 def _singer(**bookmarks: t.Any) -> dict[str, t.Any]:
@@ -176,3 +177,31 @@ def test_copy_move_edit_export_and_import(
         "completed": _singer(s={"v": 1}),
         "partial": None,
     }
+
+
+def test_export_and_import_carry_state_between_another_backend_and_statehouse(
+    cli: Cli, statehouse: Statehouse, prefix: str, tmp_path: Path
+) -> None:
+    """`meltano state export` from the filesystem backend, `import` into Statehouse, and back."""
+    # Meltano's filesystem backend makes a directory of each id, so it cannot hold a "/".
+    files = Cli(cli.project, {"MELTANO_STATE_BACKEND_URI": (tmp_path / "files").as_uri()})
+    files.all(
+        ("set", "--force", PIPELINE_ID, json.dumps(_singer(rows={"replication_key_value": 7}))),
+        ("set", "--force", SLASHLESS_ID, json.dumps(_singer(odd={"v": 1}))),
+    )
+    dump = tmp_path / "from-files.json"
+    dump.write_text(files("export").stdout)
+    cli("import", str(dump))
+    assert statehouse.document(prefix + PIPELINE_ID)["completed"] == _singer(
+        rows={"replication_key_value": 7}
+    )
+    assert statehouse.document(prefix + SLASHLESS_ID)["completed"] == _singer(odd={"v": 1})
+
+    statehouse.put(prefix + "dev:only-here", {"completed": _singer(here={"v": 2}), "partial": {}})
+    back = tmp_path / "from-statehouse.json"
+    back.write_text(cli("export").stdout)
+    fresh = Cli(cli.project, {"MELTANO_STATE_BACKEND_URI": (tmp_path / "fresh").as_uri()})
+    fresh("import", str(back))
+    listed, here = fresh.all(("list",), ("get", "dev:only-here"))
+    assert _listed(listed) == {PIPELINE_ID, SLASHLESS_ID, "dev:only-here"}
+    assert json.loads(here.stdout) == _singer(here={"v": 2})
