@@ -233,13 +233,7 @@ class ChangelogMaterializer {
 			this.pendingDrops.set(0);
 			return;
 		}
-		long floor = Math.min(Math.min(mark.settledCut(), forgotten),
-				parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
-		for (Part part : parts) {
-			if (!part.old()) {
-				floor = Math.min(floor, part.minBlock() - 1);
-			}
-		}
+		long floor = truncationFloor(mark.settledCut(), forgotten, parts);
 		if (floor > mark.floor()) {
 			this.repository.recordFloor(floor);
 		}
@@ -255,6 +249,29 @@ class ChangelogMaterializer {
 			}
 		}
 		this.pendingDrops.set(pending);
+	}
+
+	/**
+	 * The highest block history may be cut at: no higher than a cut recorded a grace period ago
+	 * (all of it is materialized and no reader still works from an older cut), nor than the
+	 * block up to which the arbiter forgot claim keys (no key outlives the rows that name it);
+	 * below every block of a part younger than the retention; and below the highest block of all,
+	 * whose part must stay so that the block counter, re-seeded from the parts at start-up, never
+	 * restarts below a recorded cut.
+	 * @param settledCut the newest cut recorded at least the grace period ago
+	 * @param forgotten claim keys are forgotten up to this block
+	 * @param parts the changelog's active parts, at least one
+	 * @return the floor; not above what is already recorded is the caller's to check
+	 */
+	static long truncationFloor(long settledCut, long forgotten, List<Part> parts) {
+		long floor = Math.min(Math.min(settledCut, forgotten),
+				parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
+		for (Part part : parts) {
+			if (!part.old()) {
+				floor = Math.min(floor, part.minBlock() - 1);
+			}
+		}
+		return floor;
 	}
 
 	private void succeeded() {
