@@ -15,13 +15,12 @@ import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
-import io.statehouse.lock.LockToken;
 import io.statehouse.shared.Caller;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
-import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
+import io.statehouse.state.WriteHeaders.WithoutIfNoneMatch;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.headers.Header;
@@ -47,7 +46,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PutMapping;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -62,21 +60,6 @@ class StateController {
 
 	static final String MERGE_PATCH_JSON = "application/merge-patch+json";
 
-	private static final String IF_MATCH = "`\"<version>\"`: write only if that is the current version; "
-			+ "`*`: only if the state exists. 412 otherwise.";
-
-	private static final String IF_NONE_MATCH = "`*`: write only if the state does not exist (create). 412 otherwise.";
-
-	private static final String LOCK_TOKEN_DOC = "The token of a lease on this id (`POST /locks/{id}`): the write is "
-			+ "refused with 409 unless that lease holds the lock now, and a holder whose lease was superseded can "
-			+ "never overwrite a newer holder's write.";
-
-	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters, per caller (the token; a "
-			+ "service without tokens has one caller) and per id. A retry by the same caller with the same key answers "
-			+ "like the first write, with `Idempotent-Replayed: true`, and writes nothing; the same key with a "
-			+ "different request answers 422. Another caller's same key is a key of its own. Keys are remembered "
-			+ "while the changelog retains the write.";
-
 	private static final String ETAG_DOC = "`\"<version>\"`: the version answered or written";
 
 	private static final String LAST_MODIFIED_DOC = "When that version was written";
@@ -84,11 +67,6 @@ class StateController {
 	private static final String LOCATION_DOC = "The state's URL";
 
 	private static final String REPLAYED_DOC = "`true` when this answers an earlier write with the same `Idempotency-Key`";
-
-	private static final String IDEMPOTENCY_KEY_PATTERN = "^[\\x21-\\x7E]{1,255}$";
-
-	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern
-		.compile(IDEMPOTENCY_KEY_PATTERN);
 
 	private final StateService states;
 
@@ -182,22 +160,8 @@ class StateController {
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
 	@WriteResponses
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			InputStream body,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
-							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) throws IOException {
-		return written(
-				this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
+			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
+		return written(this.states.put(id, body, headers.conditions(), caller.name()));
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
@@ -241,22 +205,8 @@ class StateController {
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
 	@WriteResponses
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			InputStream body,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
-							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) throws IOException {
-		return written(
-				this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
+			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
+		return written(this.states.patch(id, body, headers.conditions(), caller.name()));
 	}
 
 	@DeleteMapping("/{id}")
@@ -275,17 +225,8 @@ class StateController {
 		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) {
-		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
+			@WithoutIfNoneMatch WriteHeaders headers, Caller caller) {
+		Committed deleted = this.states.delete(id, headers.conditions(), caller.name());
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
 	}
 
@@ -336,15 +277,6 @@ class StateController {
 
 	private static String etag(StoredState state) {
 		return "\"" + state.version() + "\"";
-	}
-
-	private static WriteConditions conditions(@Nullable String ifMatch, @Nullable String ifNoneMatch,
-			@Nullable String lockToken, @Nullable String idempotencyKey) {
-		if (idempotencyKey != null && !IDEMPOTENCY_KEY.matcher(idempotencyKey).matches()) {
-			throw new InvalidRequestException("Idempotency-Key must be 1-255 visible ASCII characters.");
-		}
-		return new WriteConditions(Preconditions.parse(ifMatch, ifNoneMatch),
-				(lockToken != null) ? LockToken.parse(lockToken) : null, idempotencyKey);
 	}
 
 	/**
