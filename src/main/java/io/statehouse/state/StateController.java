@@ -37,6 +37,7 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.annotation.AliasFor;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -120,45 +121,12 @@ class StateController {
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@Operation(operationId = "putState", summary = "Replace a state document",
+	@WriteOperation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
-					+ "makes a retry answer like the first attempt instead of writing again.",
-			responses = { @ApiResponse(responseCode = "200", description = "Written",
-					content = @Content(schema = @Schema(type = "object")),
-					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-									schema = @Schema(type = "string")),
-							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-									schema = @Schema(type = "string")) },
-					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
-							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
-					@ApiResponse(responseCode = "201", description = "Created",
-							content = @Content(schema = @Schema(type = "object")),
-							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
-									schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-											schema = @Schema(type = "string")) },
-							links = { @Link(name = "GetState", operationId = "getState",
-									description = "The document written",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "GetStateVersions", operationId = "getStateVersions",
-											description = "Its history",
-											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-											parameters = @LinkParameter(name = "id",
-													expression = "$request.path.id")) }) })
+					+ "makes a retry answer like the first attempt instead of writing again.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
-	@WriteResponses
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
 		return written(this.states.put(id, body, headers.conditions(), caller.name()));
@@ -166,44 +134,11 @@ class StateController {
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@Operation(operationId = "patchState", summary = "Merge-patch a state document",
+	@WriteOperation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
-					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.",
-			responses = { @ApiResponse(responseCode = "200", description = "Written",
-					content = @Content(schema = @Schema(type = "object")),
-					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-									schema = @Schema(type = "string")),
-							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-									schema = @Schema(type = "string")) },
-					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
-							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
-					@ApiResponse(responseCode = "201", description = "Created",
-							content = @Content(schema = @Schema(type = "object")),
-							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
-									schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-											schema = @Schema(type = "string")) },
-							links = { @Link(name = "GetState", operationId = "getState",
-									description = "The document written",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "GetStateVersions", operationId = "getStateVersions",
-											description = "Its history",
-											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-											parameters = @LinkParameter(name = "id",
-													expression = "$request.path.id")) }) })
+					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
-	@WriteResponses
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
 		return written(this.states.patch(id, body, headers.conditions(), caller.name()));
@@ -222,7 +157,7 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@WithoutIfNoneMatch WriteHeaders headers, Caller caller) {
@@ -288,14 +223,49 @@ class StateController {
 	}
 
 	/**
-	 * What PUT and PATCH answer when they do not write. (Their 200 and 201 are in their
-	 * {@code @Operation}: springdoc reads an answer's links only there.)
+	 * The operation of a write that answers the document written (PUT, PATCH): its 200 and 201,
+	 * with links to the state, and what it answers when it does not write. (springdoc reads an
+	 * answer's links only from {@code @Operation}, so the written answers are in one here.)
 	 */
 	@Target(ElementType.METHOD)
 	@Retention(RetentionPolicy.RUNTIME)
+	@Operation(responses = {
+			@ApiResponse(responseCode = "200", description = "Written",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = {
+							@Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = {
+							@Link(name = "GetState", operationId = "getState", description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions",
+									description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
+			@ApiResponse(responseCode = "201", description = "Created",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = {
+							@Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = {
+							@Link(name = "GetState", operationId = "getState", description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions",
+									description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }) })
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
-			content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
@@ -303,7 +273,19 @@ class StateController {
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@interface WriteResponses {
+	@interface WriteOperation {
+
+		/** The operation's id, as {@link Operation#operationId()}. */
+		@AliasFor(annotation = Operation.class)
+		String operationId();
+
+		/** As {@link Operation#summary()}. */
+		@AliasFor(annotation = Operation.class)
+		String summary();
+
+		/** As {@link Operation#description()}. */
+		@AliasFor(annotation = Operation.class)
+		String description();
 
 	}
 
