@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The headers that condition a write, as the client sent them: bound to a write's parameter of
  * this type by {@link WriteHeadersArgumentResolver}, described by
- * {@link WriteHeadersDocumentation}, read by {@link #conditions()}. They are read in the
+ * {@link WriteHeadersDocumentation}, parsed by {@link #conditions()}. They are parsed in the
  * controller's body, not while binding, so that a malformed id is still the one reported when a
  * header is malformed too (Spring MVC validates the id after binding every parameter).
  *
