@@ -12,10 +12,16 @@ import org.springframework.http.HttpStatus;
  */
 class WriteUnavailableException extends ProblemException {
 
+	/** The kind of this problem when the write was not taken, as {@link ChangelogProblemKinds} declares it. */
+	static final String KIND = "write-unavailable";
+
+	/** The kind of this problem when the write's outcome is unknown, as {@link ChangelogProblemKinds} declares it. */
+	static final String OUTCOME_UNKNOWN_KIND = "write-outcome-unknown";
+
 	private final Duration retryAfter;
 
 	private WriteUnavailableException(String message, Duration retryAfter, boolean outcomeUnknown) {
-		super(HttpStatus.SERVICE_UNAVAILABLE, outcomeUnknown ? "write-outcome-unknown" : "write-unavailable", message);
+		super(HttpStatus.SERVICE_UNAVAILABLE, outcomeUnknown ? OUTCOME_UNKNOWN_KIND : KIND, message);
 		this.retryAfter = retryAfter;
 	}
 

@@ -13,8 +13,11 @@ import org.springframework.http.HttpStatus;
  */
 class LeaseLapsedException extends ProblemException {
 
+	/** The kind of this problem, as {@link LockProblemKinds} declares it. */
+	static final String KIND = "lease-lapsed";
+
 	LeaseLapsedException(String id, Duration ttl) {
-		super(HttpStatus.SERVICE_UNAVAILABLE, "lease-lapsed", "Grants of lock '" + id + "' lapsed while the state "
+		super(HttpStatus.SERVICE_UNAVAILABLE, KIND, "Grants of lock '" + id + "' lapsed while the state "
 				+ "was fenced: writing the fence took longer than their " + ttl.toSeconds()
 				+ " s. No lease was granted to this request; retry, or ask for a longer lease.");
 	}

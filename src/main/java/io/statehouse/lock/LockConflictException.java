@@ -7,8 +7,11 @@ import org.springframework.http.HttpStatus;
 /** A lease that does not hold the lock now (another holder, expired, released, superseded): 409. */
 public class LockConflictException extends ProblemException {
 
+	/** The kind of this problem, as {@link LockProblemKinds} declares it. */
+	static final String KIND = "lock-conflict";
+
 	private LockConflictException(String message) {
-		super(HttpStatus.CONFLICT, "lock-conflict", message);
+		super(HttpStatus.CONFLICT, KIND, message);
 	}
 
 	static LockConflictException notHolder(String id) {

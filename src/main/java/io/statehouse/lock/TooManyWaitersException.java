@@ -9,8 +9,11 @@ import org.springframework.http.HttpStatus;
 /** An acquisition that would wait beyond what one caller, or everyone, may have waiting at once: 429. */
 class TooManyWaitersException extends ProblemException {
 
+	/** The kind of this problem, as {@link LockProblemKinds} declares it. */
+	static final String KIND = "too-many-waiters";
+
 	private TooManyWaitersException(String message) {
-		super(HttpStatus.TOO_MANY_REQUESTS, "too-many-waiters", message);
+		super(HttpStatus.TOO_MANY_REQUESTS, KIND, message);
 	}
 
 	static TooManyWaitersException forCaller(String caller, int limit) {

@@ -223,7 +223,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 		return (request, response, ex) -> {
 			bearer.commence(request, response, ex);
 			boolean presented = request.getHeader("Authorization") != null;
-			Problems.write(response, 401, "Unauthorized", "unauthenticated",
+			Problems.write(response, 401, "Unauthorized", SecurityProblemKinds.UNAUTHENTICATED,
 					presented ? "The token is not known, or not a bearer token."
 							: "This request needs a token: Authorization: Bearer <secret>.");
 		};
@@ -233,7 +233,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 		BearerTokenAccessDeniedHandler bearer = new BearerTokenAccessDeniedHandler();
 		return (request, response, ex) -> {
 			bearer.handle(request, response, ex);
-			Problems.write(response, 403, "Forbidden", "forbidden",
+			Problems.write(response, 403, "Forbidden", SecurityProblemKinds.FORBIDDEN,
 					"The token's scopes or ids do not allow this request.");
 		};
 	}

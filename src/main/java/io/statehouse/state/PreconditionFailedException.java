@@ -11,10 +11,13 @@ import org.springframework.http.HttpStatus;
 /** A conditional write whose condition does not hold for the current version: 412. */
 class PreconditionFailedException extends ProblemException {
 
+	/** The kind of this problem, as {@link StateProblemKinds} declares it. */
+	static final String KIND = "precondition-failed";
+
 	private final @Nullable Long currentVersion;
 
 	PreconditionFailedException(String message, @Nullable Long currentVersion) {
-		super(HttpStatus.PRECONDITION_FAILED, "precondition-failed", message);
+		super(HttpStatus.PRECONDITION_FAILED, KIND, message);
 		this.currentVersion = currentVersion;
 	}
 

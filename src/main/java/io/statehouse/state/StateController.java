@@ -15,13 +15,12 @@ import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
-import io.statehouse.lock.LockToken;
 import io.statehouse.shared.Caller;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
-import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
+import io.statehouse.state.WriteHeaders.WithoutIfNoneMatch;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.headers.Header;
@@ -38,6 +37,7 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.annotation.AliasFor;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -47,7 +47,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PutMapping;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -62,21 +61,6 @@ class StateController {
 
 	static final String MERGE_PATCH_JSON = "application/merge-patch+json";
 
-	private static final String IF_MATCH = "`\"<version>\"`: write only if that is the current version; "
-			+ "`*`: only if the state exists. 412 otherwise.";
-
-	private static final String IF_NONE_MATCH = "`*`: write only if the state does not exist (create). 412 otherwise.";
-
-	private static final String LOCK_TOKEN_DOC = "The token of a lease on this id (`POST /locks/{id}`): the write is "
-			+ "refused with 409 unless that lease holds the lock now, and a holder whose lease was superseded can "
-			+ "never overwrite a newer holder's write.";
-
-	private static final String IDEMPOTENCY_KEY_DOC = "1-255 visible ASCII characters, per caller (the token; a "
-			+ "service without tokens has one caller) and per id. A retry by the same caller with the same key answers "
-			+ "like the first write, with `Idempotent-Replayed: true`, and writes nothing; the same key with a "
-			+ "different request answers 422. Another caller's same key is a key of its own. Keys are remembered "
-			+ "while the changelog retains the write.";
-
 	private static final String ETAG_DOC = "`\"<version>\"`: the version answered or written";
 
 	private static final String LAST_MODIFIED_DOC = "When that version was written";
@@ -84,11 +68,6 @@ class StateController {
 	private static final String LOCATION_DOC = "The state's URL";
 
 	private static final String REPLAYED_DOC = "`true` when this answers an earlier write with the same `Idempotency-Key`";
-
-	private static final String IDEMPOTENCY_KEY_PATTERN = "^[\\x21-\\x7E]{1,255}$";
-
-	private static final java.util.regex.Pattern IDEMPOTENCY_KEY = java.util.regex.Pattern
-		.compile(IDEMPOTENCY_KEY_PATTERN);
 
 	private final StateService states;
 
@@ -142,121 +121,27 @@ class StateController {
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@Operation(operationId = "putState", summary = "Replace a state document",
+	@WriteOperation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
-					+ "makes a retry answer like the first attempt instead of writing again.",
-			responses = { @ApiResponse(responseCode = "200", description = "Written",
-					content = @Content(schema = @Schema(type = "object")),
-					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-									schema = @Schema(type = "string")),
-							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-									schema = @Schema(type = "string")) },
-					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
-							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
-					@ApiResponse(responseCode = "201", description = "Created",
-							content = @Content(schema = @Schema(type = "object")),
-							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
-									schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-											schema = @Schema(type = "string")) },
-							links = { @Link(name = "GetState", operationId = "getState",
-									description = "The document written",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "GetStateVersions", operationId = "getStateVersions",
-											description = "Its history",
-											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-											parameters = @LinkParameter(name = "id",
-													expression = "$request.path.id")) }) })
+					+ "makes a retry answer like the first attempt instead of writing again.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(type = "object")))
-	@WriteResponses
 	ResponseEntity<String> put(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			InputStream body,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
-							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) throws IOException {
-		return written(
-				this.states.put(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
+			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
+		return written(this.states.put(id, body, headers.conditions(), caller.name()));
 	}
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@Operation(operationId = "patchState", summary = "Merge-patch a state document",
+	@WriteOperation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
-					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.",
-			responses = { @ApiResponse(responseCode = "200", description = "Written",
-					content = @Content(schema = @Schema(type = "object")),
-					headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-									schema = @Schema(type = "string")),
-							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-									schema = @Schema(type = "string")) },
-					links = { @Link(name = "GetState", operationId = "getState", description = "The document written",
-							parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "GetStateVersions", operationId = "getStateVersions", description = "Its history",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
-					@ApiResponse(responseCode = "201", description = "Created",
-							content = @Content(schema = @Schema(type = "object")),
-							headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC,
-									schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
-											schema = @Schema(type = "string")),
-									@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
-											schema = @Schema(type = "string")) },
-							links = { @Link(name = "GetState", operationId = "getState",
-									description = "The document written",
-									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "GetStateVersions", operationId = "getStateVersions",
-											description = "Its history",
-											parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
-									@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
-											parameters = @LinkParameter(name = "id",
-													expression = "$request.path.id")) }) })
+					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
 	@io.swagger.v3.oas.annotations.parameters.RequestBody(required = true,
 			content = @Content(mediaType = MERGE_PATCH_JSON, schema = @Schema(type = "object")))
-	@WriteResponses
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			InputStream body,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IF_NONE_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_NONE_MATCH)) @RequestHeader(
-							name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) throws IOException {
-		return written(
-				this.states.patch(id, body, conditions(ifMatch, ifNoneMatch, lockToken, idempotencyKey), caller.name()));
+			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
+		return written(this.states.patch(id, body, headers.conditions(), caller.name()));
 	}
 
 	@DeleteMapping("/{id}")
@@ -272,20 +157,11 @@ class StateController {
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-		@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
+	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	ResponseEntity<Void> delete(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Parameter(description = IF_MATCH,
-					schema = @Schema(type = "string", pattern = Preconditions.IF_MATCH)) @RequestHeader(name = HttpHeaders.IF_MATCH,
-					required = false) @Nullable String ifMatch,
-			@Parameter(description = IDEMPOTENCY_KEY_DOC,
-					schema = @Schema(type = "string", pattern = IDEMPOTENCY_KEY_PATTERN)) @RequestHeader(name = "Idempotency-Key",
-					required = false) @Nullable String idempotencyKey,
-			@Parameter(description = LOCK_TOKEN_DOC, schema = @Schema(type = "string", format = "uuid",
-					pattern = LockToken.PATTERN)) @RequestHeader(name = LockToken.HEADER,
-							required = false) @Nullable String lockToken,
-			Caller caller) {
-		Committed deleted = this.states.delete(id, conditions(ifMatch, null, lockToken, idempotencyKey), caller.name());
+			@WithoutIfNoneMatch WriteHeaders headers, Caller caller) {
+		Committed deleted = this.states.delete(id, headers.conditions(), caller.name());
 		return ResponseEntity.noContent().eTag(Long.toString(deleted.state().version())).build();
 	}
 
@@ -338,15 +214,6 @@ class StateController {
 		return "\"" + state.version() + "\"";
 	}
 
-	private static WriteConditions conditions(@Nullable String ifMatch, @Nullable String ifNoneMatch,
-			@Nullable String lockToken, @Nullable String idempotencyKey) {
-		if (idempotencyKey != null && !IDEMPOTENCY_KEY.matcher(idempotencyKey).matches()) {
-			throw new InvalidRequestException("Idempotency-Key must be 1-255 visible ASCII characters.");
-		}
-		return new WriteConditions(Preconditions.parse(ifMatch, ifNoneMatch),
-				(lockToken != null) ? LockToken.parse(lockToken) : null, idempotencyKey);
-	}
-
 	/**
 	 * One page of a listing.
 	 * @param items the states
@@ -356,14 +223,49 @@ class StateController {
 	}
 
 	/**
-	 * What PUT and PATCH answer when they do not write. (Their 200 and 201 are in their
-	 * {@code @Operation}: springdoc reads an answer's links only there.)
+	 * The operation of a write that answers the document written (PUT, PATCH): its 200 and 201,
+	 * with links to the state, and what it answers when it does not write. (springdoc reads an
+	 * answer's links only from {@code @Operation}, so the written answers are in one here.)
 	 */
 	@Target(ElementType.METHOD)
 	@Retention(RetentionPolicy.RUNTIME)
+	@Operation(responses = {
+			@ApiResponse(responseCode = "200", description = "Written",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = {
+							@Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = {
+							@Link(name = "GetState", operationId = "getState", description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions",
+									description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }),
+			@ApiResponse(responseCode = "201", description = "Created",
+					content = @Content(schema = @Schema(type = "object")),
+					headers = {
+							@Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = HttpHeaders.LOCATION, description = LOCATION_DOC,
+									schema = @Schema(type = "string")),
+							@Header(name = "Idempotent-Replayed", description = REPLAYED_DOC,
+									schema = @Schema(type = "string")) },
+					links = {
+							@Link(name = "GetState", operationId = "getState", description = "The document written",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "GetStateVersions", operationId = "getStateVersions",
+									description = "Its history",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")),
+							@Link(name = "DeleteState", operationId = "deleteState", description = "Delete it",
+									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }) })
 	@ApiResponse(responseCode = "412", description = "A condition does not hold; the problem carries `currentVersion`",
-			content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
@@ -371,7 +273,19 @@ class StateController {
 					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@interface WriteResponses {
+	@interface WriteOperation {
+
+		/** The operation's id, as {@link Operation#operationId()}. */
+		@AliasFor(annotation = Operation.class)
+		String operationId();
+
+		/** As {@link Operation#summary()}. */
+		@AliasFor(annotation = Operation.class)
+		String summary();
+
+		/** As {@link Operation#description()}. */
+		@AliasFor(annotation = Operation.class)
+		String description();
 
 	}
 

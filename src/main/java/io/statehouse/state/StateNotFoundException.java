@@ -7,8 +7,11 @@ import org.springframework.http.HttpStatus;
 /** No live state with that id (never written, or deleted), or no such version: 404. */
 class StateNotFoundException extends ProblemException {
 
+	/** The kind of this problem, as {@link StateProblemKinds} declares it. */
+	static final String KIND = "not-found";
+
 	private StateNotFoundException(String message) {
-		super(HttpStatus.NOT_FOUND, "not-found", message);
+		super(HttpStatus.NOT_FOUND, KIND, message);
 	}
 
 	static StateNotFoundException forId(String id) {

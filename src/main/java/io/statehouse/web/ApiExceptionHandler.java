@@ -73,7 +73,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 			logger.warn("ClickHouse is unavailable: " + ClickHouseErrors.describe(ex));
 			HttpHeaders headers = new HttpHeaders();
 			headers.set(HttpHeaders.RETRY_AFTER, "2");
-			return respond(ex, Problems.of(HttpStatus.SERVICE_UNAVAILABLE, "storage-unavailable",
+			return respond(ex, Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.STORAGE_UNAVAILABLE,
 					"The storage (ClickHouse) is not answering; retry shortly."), headers, request);
 		}
 		return unexpected(ex, request);

@@ -5,9 +5,12 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import io.statehouse.shared.Caller;
 import io.statehouse.shared.Ids;
+import io.statehouse.shared.ProblemKinds;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -28,6 +31,7 @@ import io.swagger.v3.oas.models.servers.Server;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springdoc.core.utils.SpringDocUtils;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -38,13 +42,6 @@ class OpenApiConfiguration {
 	/** The name of the bearer scheme that operations name in their security requirements. */
 	static final String BEARER = "bearer";
 
-	/** Every kind of problem the API answers with: the features' own, Spring MVC's, Tomcat's and security's. */
-	private static final List<String> PROBLEM_KINDS = List.of("invalid-request", "invalid-document",
-			"document-too-large", "unauthenticated", "forbidden", "not-found", "method-not-allowed", "not-acceptable",
-			"unsupported-media-type", "conflict", "precondition-failed", "version-gone", "lock-conflict", "lock-held",
-			"lease-lapsed", "too-many-waiters", "idempotency-key-reused", "storage-unavailable", "write-unavailable",
-			"write-outcome-unknown", "unavailable", "internal-error");
-
 	static {
 		// Who calls is the request's token, not a parameter.
 		SpringDocUtils.getConfig().addRequestWrapperToIgnore(Caller.class);
@@ -53,15 +50,18 @@ class OpenApiConfiguration {
 	/**
 	 * Every API operation can answer a 400 for bad input, a 401 or 403 for a token that does not
 	 * allow it, and a 503 while storage is away; a 406 for an {@code Accept} it cannot serve and a
-	 * 415 for a body of another type, where those apply.
+	 * 415 for a body of another type, where those apply. A problem's type is one of the kinds this
+	 * module answers with and the kinds the other modules declare ({@link ProblemKinds}), sorted.
 	 */
 	@Bean
-	OpenApiCustomizer commonProblemResponses() {
+	OpenApiCustomizer commonProblemResponses(ObjectProvider<ProblemKinds> declared) {
 		return (openApi) -> {
+			Set<String> kinds = new TreeSet<>(Problems.kinds());
+			declared.forEach((module) -> kinds.addAll(module.kinds()));
 			openApi.getComponents()
 				.addSchemas("Problem", new ObjectSchema().description("RFC 9457 problem details")
 					.addProperty("type", new StringSchema().format("uri")
-						._enum(PROBLEM_KINDS.stream().map(Problems::type).map(URI::toString).toList())
+						._enum(kinds.stream().map(Problems::type).map(URI::toString).toList())
 						.description("Stable per kind of error"))
 					.addProperty("title", new StringSchema())
 					.addProperty("status", new IntegerSchema())

@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import io.statehouse.shared.ProblemException;
 import jakarta.servlet.http.HttpServletResponse;
@@ -15,6 +19,9 @@ import org.springframework.http.ProblemDetail;
 
 /** Problems with their stable type, {@code urn:statehouse:problem:<kind>}: built, or written raw. */
 public final class Problems {
+
+	/** ClickHouse does not answer: 503 with {@code Retry-After}. */
+	static final String STORAGE_UNAVAILABLE = "storage-unavailable";
 
 	private static final JsonMapper json = JsonMapper.builder().build();
 
@@ -42,6 +49,15 @@ public final class Problems {
 			case 503 -> "unavailable";
 			default -> (status >= 500) ? "internal-error" : "invalid-request";
 		};
+	}
+
+	/**
+	 * The kinds of problem this module answers with itself, knowing no feature: every kind
+	 * {@link #kind(int) an error status} maps to, and {@link #STORAGE_UNAVAILABLE}.
+	 */
+	static Set<String> kinds() {
+		return Stream.concat(IntStream.rangeClosed(400, 599).mapToObj(Problems::kind), Stream.of(STORAGE_UNAVAILABLE))
+			.collect(Collectors.toSet());
 	}
 
 	static URI type(String kind) {

@@ -102,6 +102,43 @@ class StateControllerTests {
 	}
 
 	@Test
+	void aMalformedIdIsReportedBeforeAMalformedCondition() throws Exception {
+		assertThat(this.mvc.put()
+			.uri("/states/" + "a".repeat(256))
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{}")
+			.header("If-Match", "2")
+			.header("Idempotency-Key", "has space")).hasStatus(HttpStatus.BAD_REQUEST)
+			.bodyJson()
+			.extractingPath("$.detail")
+			.asString()
+			.startsWith("id: ");
+		then(this.states).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void aConditionSentTwiceIsReadAsAListAndRefused() throws Exception {
+		assertThat(this.mvc.put()
+			.uri("/states/a:b")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{}")
+			.header("If-None-Match", "*", "*")).hasStatus(HttpStatus.BAD_REQUEST)
+			.bodyJson()
+			.extractingPath("$.detail")
+			.isEqualTo("If-None-Match on a write must be * (create only).");
+		then(this.states).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void deleteReadsNoIfNoneMatch() throws Exception {
+		given(this.states.delete(eq("a:b"), any(), eq("open"))).willReturn(committed(6, false, false));
+		assertThat(this.mvc.delete().uri("/states/a:b").header("If-None-Match", "\"1\"").header("Idempotency-Key", "k-1"))
+			.hasStatus(HttpStatus.NO_CONTENT);
+		then(this.states).should()
+			.delete(eq("a:b"), eq(new WriteConditions(new Preconditions(null, false, false), null, "k-1")), eq("open"));
+	}
+
+	@Test
 	void aFailedPreconditionIs412WithTheCurrentVersion() throws Exception {
 		given(this.states.delete(eq("a:b"), any(), eq("open")))
 			.willThrow(new PreconditionFailedException("State 'a:b' is at version 5, not 2.", 5L));
