@@ -85,8 +85,8 @@ public final class Soak {
 	 * Where the engine's memory is: what its allocator has handed out and keeps resident (chDB's
 	 * jemalloc, -1 where the engine does not report it), and each of its caches that holds anything.
 	 */
-	public record EngineMemory(long allocatedBytes, long residentBytes, long mergesBytes, long outdatedParts,
-			Map<String, Long> caches) {
+	public record EngineMemory(long allocatedBytes, long residentBytes, long mergesBytes, long queriesBytes,
+			long outdatedParts, long primaryKeysBytes, Map<String, Long> caches) {
 
 		static EngineMemory read(javax.sql.DataSource dataSource) {
 			org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
@@ -112,9 +112,11 @@ public final class Soak {
 			}
 			Long merges = jdbc.queryForObject(
 					"SELECT toInt64(value) FROM system.metrics WHERE metric = 'MergesMutationsMemoryTracking'", Long.class);
-			Long outdated = jdbc.queryForObject("SELECT count() FROM system.parts WHERE NOT active", Long.class);
-			return new EngineMemory(allocated, resident, (merges != null) ? merges : 0, (outdated != null) ? outdated : 0,
-					caches);
+			Long queries = jdbc.queryForObject("SELECT toInt64(sum(memory_usage)) FROM system.processes", Long.class);
+			Map<String, Object> parts = jdbc.queryForMap("SELECT toInt64(countIf(NOT active)) AS outdated, "
+					+ "toInt64(sum(primary_key_bytes_in_memory_allocated)) AS keys FROM system.parts");
+			return new EngineMemory(allocated, resident, (merges != null) ? merges : 0, (queries != null) ? queries : 0,
+					((Number) parts.get("outdated")).longValue(), ((Number) parts.get("keys")).longValue(), caches);
 		}
 
 		/** All the caches hold. */
@@ -125,9 +127,10 @@ public final class Soak {
 		@Override
 		public String toString() {
 			StringBuilder line = new StringBuilder(String.format(
-					"allocated %4d MB, resident %4d MB, merges %3d MB, outdated parts %3d, caches %4d MB",
-					this.allocatedBytes >> 20, this.residentBytes >> 20, this.mergesBytes >> 20, this.outdatedParts,
-					cacheBytes() >> 20));
+					"allocated %4d MB, resident %4d MB, merges %3d MB, queries %3d MB, outdated parts %4d, "
+							+ "primary keys %3d MB, caches %4d MB",
+					this.allocatedBytes >> 20, this.residentBytes >> 20, this.mergesBytes >> 20, this.queriesBytes >> 20,
+					this.outdatedParts, this.primaryKeysBytes >> 20, cacheBytes() >> 20));
 			this.caches.forEach((name, bytes) -> line.append(String.format(" %s %.1f", name, bytes / 1048576.0)));
 			return line.toString();
 		}
