@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**

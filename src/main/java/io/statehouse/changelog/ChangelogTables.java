@@ -2,8 +2,8 @@ package io.statehouse.changelog;
 
 import java.util.List;
 
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter.ClaimColumns;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 

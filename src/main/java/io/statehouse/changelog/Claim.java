@@ -2,7 +2,7 @@ package io.statehouse.changelog;
 
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -17,9 +17,9 @@ import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
 import io.statehouse.changelog.ChangelogRepository.Replay;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseErrors;
-import io.statehouse.clickhouse.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -18,8 +18,8 @@ import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;

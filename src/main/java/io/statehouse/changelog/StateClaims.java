@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
-import io.statehouse.clickhouse.ClaimKey;
-import io.statehouse.clickhouse.ClaimSpace;
-import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.ClaimSpace;
+import io.statehouse.claims.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -11,12 +11,12 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter.ClaimColumns;
+import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 

@@ -9,11 +9,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 

@@ -3,10 +3,10 @@ package io.statehouse.lock;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;

@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimKey;
-import io.statehouse.clickhouse.ClaimSpace;
-import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.ClaimSpace;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.lock.ClickHouseLockRepository.Outcome;
 import io.statehouse.lock.ClickHouseLockRepository.Written;
 import org.jspecify.annotations.Nullable;

@@ -8,7 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.test.context.TestConfiguration;

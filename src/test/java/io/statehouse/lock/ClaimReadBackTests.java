@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.ClickHouseLockRepository.Outcome;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;

@@ -5,9 +5,9 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;

@@ -1,5 +1,6 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
+import io.statehouse.clickhouse.ClickHouseErrors;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;

@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +10,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
+import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;

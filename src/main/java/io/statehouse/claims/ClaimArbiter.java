@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.Collection;

@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.util.List;
 import java.util.Map;
