@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import org.springframework.boot.health.contributor.Health;
+
 /**
  * Decides which claim wins each key — a version of a state, a slot of a lock — among claims
  * whose rows are durable in their table, and tells readers which rows won. The changelog's
@@ -73,6 +75,13 @@ public interface ClaimArbiter {
 	 * arbiter holds only the recent tail. Commit order keeps nothing to forget.
 	 */
 	void forget(String space, Collection<ClaimKey> keys);
+
+	/**
+	 * Who decides, and whether claims can be decided now (the {@code coordination} health, its
+	 * {@code arbiter} detail): by commit order always (ClickHouse's own health says whether it
+	 * answers); by Keeper only while ClickHouse has a Keeper session.
+	 */
+	Health health();
 
 	/**
 	 * How a claim's key is spelled in a table's rows.

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import org.springframework.boot.health.contributor.Health;
+
 /**
  * Claims decided by commit order, on one non-replicated MergeTree: a part's block number is
  * taken under the table's lock when the part is committed, so among the rows that claim a key
@@ -44,6 +46,12 @@ class CommitOrderArbiter implements ClaimArbiter {
 
 	@Override
 	public void forget(String space, Collection<ClaimKey> keys) {
+	}
+
+	/** Up: ClickHouse decides, and its own health says whether it answers. */
+	@Override
+	public Health health() {
+		return Health.up().withDetail("arbiter", "commit-order").build();
 	}
 
 }

@@ -1,40 +1,24 @@
 package io.statehouse.claims;
 
-import io.statehouse.clickhouse.ClickHouseErrors;
-import org.jspecify.annotations.Nullable;
-
-import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
- * Who decides between competing claims, and whether it can: by commit order always (ClickHouse's
- * own indicator says whether it answers); by Keeper only while ClickHouse has a Keeper session.
- * Without one, writes and lock changes fail (503) and reads of what is not materialized yet do.
+ * Who decides between competing claims, and whether it can ({@link ClaimArbiter#health()}).
+ * Without an arbiter that answers, writes and lock changes fail (503) and reads of what is not
+ * materialized yet do.
  */
-class CoordinationHealthIndicator extends AbstractHealthIndicator {
+class CoordinationHealthIndicator implements HealthIndicator {
 
-	/** The Keeper arbiter; {@code null} when claims are decided by commit order. */
-	private final @Nullable KeeperArbiter keeper;
+	private final ClaimArbiter arbiter;
 
 	CoordinationHealthIndicator(ClaimArbiter arbiter) {
-		super("Coordination health check failed");
-		this.keeper = (arbiter instanceof KeeperArbiter keeperArbiter) ? keeperArbiter : null;
+		this.arbiter = arbiter;
 	}
 
 	@Override
-	protected void doHealthCheck(Health.Builder builder) {
-		if (this.keeper == null) {
-			builder.up().withDetail("arbiter", "commit-order");
-			return;
-		}
-		builder.withDetail("arbiter", "keeper");
-		try {
-			this.keeper.ping();
-			builder.up();
-		}
-		catch (RuntimeException ex) {
-			builder.down().withDetail("error", ClickHouseErrors.describe(ex));
-		}
+	public Health health() {
+		return this.arbiter.health();
 	}
 
 }

@@ -15,6 +15,7 @@ import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -115,10 +116,25 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	/** Reads from Keeper (a key no claim has): fails while ClickHouse has no Keeper session. */
-	void ping() {
+	private void ping() {
 		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS {settings}"))
 			.query(Long.class)
 			.single();
+	}
+
+	/** Up while ClickHouse reaches Keeper ({@link #ping()}); down, with why, while it does not. */
+	@Override
+	public Health health() {
+		try {
+			ping();
+			return Health.up().withDetail("arbiter", "keeper").build();
+		}
+		catch (RuntimeException ex) {
+			return Health.down()
+				.withDetail("arbiter", "keeper")
+				.withDetail("error", ClickHouseErrors.describe(ex))
+				.build();
+		}
 	}
 
 	/** The claims table. */

@@ -23,13 +23,19 @@ public final class TestSchemas {
 	 */
 	public static ClickHouseSchema keeper(DataSource dataSource, String database, Duration claimWindow,
 			List<ClickHouseTable> tables) throws InterruptedException {
+		ClickHouseSchema schema = keeperNotCreated(dataSource, database, claimWindow, tables);
+		schema.afterPropertiesSet();
+		return schema;
+	}
+
+	/** As {@link #keeper}, without asking ClickHouse anything: it names the tables only. */
+	public static ClickHouseSchema keeperNotCreated(DataSource dataSource, String database, Duration claimWindow,
+			List<ClickHouseTable> tables) {
 		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", database, "", 8,
 				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30),
 				ClickHouseProperties.Coordination.KEEPER, null, claimWindow,
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
-		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(dataSource), properties, tables);
-		schema.afterPropertiesSet();
-		return schema;
+		return new ClickHouseSchema(JdbcClient.create(dataSource), properties, tables);
 	}
 
 }
