@@ -4,6 +4,7 @@ import java.util.List;
 
 import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.claims.ClaimArbiter.ClaimColumns;
+import io.statehouse.claims.ClaimFilter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
@@ -126,7 +127,7 @@ final class ChangelogTables {
 	 * the newest (the condition is false for them).
 	 * @param where the rows the condition is asked of (a superset will do)
 	 */
-	static String held(ClaimArbiter arbiter, String where) {
+	static ClaimFilter held(ClaimArbiter arbiter, String where) {
 		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
 				FROM {changelog}
 				WHERE %1$s AND (state_id, version) IN (

@@ -19,7 +19,9 @@ import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
 import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimFilter;
 import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
@@ -273,14 +275,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		this.segmentSeconds = segmentSeconds;
 		this.writer = writer;
 		// Reads that ask the arbiter wait for it no longer than its own statements do.
-		this.newest = sql(NEWEST.replace("{held}", ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}"))
-				+ "\n" + arbiter.settings());
-		this.list = sql(LIST.replace("{held}", ChangelogTables.held(arbiter, """
+		SettingsClause settings = arbiter.settings();
+		ClaimFilter newestHeld = ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}");
+		this.newest = sql(settings.appendTo(NEWEST.replace("{held}", newestHeld.sql())));
+		ClaimFilter listedHeld = ChangelogTables.held(arbiter, """
 				startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-				AND {tail}""")) + "\n" + arbiter.settings());
-		String unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
-		this.version = sql("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
-		this.history = sql("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
+				AND {tail}""");
+		this.list = sql(settings.appendTo(LIST.replace("{held}", listedHeld.sql())));
+		ClaimFilter unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
+		this.version = sql(
+				settings.appendTo("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized.sql()) + ")"));
+		this.history = sql(
+				settings.appendTo("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized.sql()) + ")"));
 		// The same reads without the arbiter, for an id with nothing newer than its materialized
 		// version while the arbiter cannot be asked.
 		this.materialized = sql(MATERIALIZED);

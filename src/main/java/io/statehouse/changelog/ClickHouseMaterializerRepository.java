@@ -143,7 +143,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 		this.schema = schema;
 		this.tail = Tail.of(arbiter);
 		this.segmentSeconds = segmentSeconds;
-		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}")));
+		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}").sql()));
 	}
 
 	private String sql(String template) {

@@ -38,21 +38,22 @@ public interface ClaimArbiter {
 	<C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt);
 
 	/**
-	 * A SQL condition, true for a row whose claim holds its key: always, by commit order (the
-	 * query itself ranks rows by commit order); only the recorded winner, by Keeper.
+	 * The condition that a row's claim holds its key: always, by commit order (the query itself
+	 * ranks rows by commit order); only the recorded winner, by Keeper.
 	 * @param space the claims' space ({@link ClaimSpace#name()})
 	 * @param columns the row's claim, as SQL expressions
 	 * @param candidates {@code FROM … WHERE …} of every row the condition is asked of (a superset
 	 * will do): Keeper looks up only their keys
 	 */
-	String holds(String space, ClaimColumns columns, String candidates);
+	ClaimFilter holds(String space, ClaimColumns columns, String candidates);
 
 	/**
-	 * What a statement that asks {@link #holds} ends with, so that it waits for the arbiter no
-	 * longer than its statements do: a {@code SETTINGS} clause by Keeper (without a Keeper
-	 * session ClickHouse would otherwise retry for minutes), nothing by commit order.
+	 * What a statement that asks {@link #holds}, or reads a table in Keeper, ends with, so that it
+	 * waits for the arbiter no longer than the arbiter's own statements do: a {@code SETTINGS}
+	 * clause by Keeper (without a Keeper session ClickHouse would otherwise retry for minutes),
+	 * nothing by commit order.
 	 */
-	String settings();
+	SettingsClause settings();
 
 	/**
 	 * The keys among {@code keys} that a claim holds by this arbiter's record, with their holders.

@@ -25,13 +25,13 @@ class CommitOrderArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public String holds(String space, ClaimColumns columns, String candidates) {
-		return "true";
+	public ClaimFilter holds(String space, ClaimColumns columns, String candidates) {
+		return ClaimFilter.EVERY_ROW;
 	}
 
 	@Override
-	public String settings() {
-		return "";
+	public SettingsClause settings() {
+		return SettingsClause.NONE;
 	}
 
 	@Override

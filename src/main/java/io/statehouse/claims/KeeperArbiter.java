@@ -218,14 +218,15 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public String holds(String space, ClaimColumns columns, String candidates) {
+	public ClaimFilter holds(String space, ClaimColumns columns, String candidates) {
 		String key = "concat('" + space + "|', toString(" + columns.number() + "), '|', " + columns.id() + ")";
-		return HOLDS.replace("{key}", key).replace("{claim}", columns.claim()).replace("{candidates}", candidates);
+		return new ClaimFilter(
+				HOLDS.replace("{key}", key).replace("{claim}", columns.claim()).replace("{candidates}", candidates));
 	}
 
 	@Override
-	public String settings() {
-		return sql("SETTINGS {settings}");
+	public SettingsClause settings() {
+		return new SettingsClause(sql("SETTINGS {settings}"));
 	}
 
 	@Override

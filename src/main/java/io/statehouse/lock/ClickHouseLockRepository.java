@@ -282,12 +282,12 @@ class ClickHouseLockRepository extends LockTables {
 		this.arbiter = arbiter;
 		this.readBack = readBack;
 		this.latestSlot = schema
-			.sql(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED)) + "\n" + arbiter.settings());
+			.sql(arbiter.settings().appendTo(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED))));
 	}
 
 	/** The arbiter's condition that a claim's row won its slot. */
 	private static String held(ClaimArbiter arbiter, String candidates) {
-		return arbiter.holds(LockSlotClaims.NAME, new ClaimColumns("lock_id", "slot", "claim_id"), candidates);
+		return arbiter.holds(LockSlotClaims.NAME, new ClaimColumns("lock_id", "slot", "claim_id"), candidates).sql();
 	}
 
 	static ClickHouseTable claimsTable() {

@@ -11,6 +11,7 @@ import java.util.Objects;
 
 import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.claims.ReadBack;
+import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
@@ -205,19 +206,19 @@ class KeeperLockRepository extends LockTables {
 	KeeperLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
 		// Every statement on Keeper waits for it no longer than the arbiter's do.
 		super(jdbc, schema.sql(LIVE.replace("{columns}", COLUMNS)), arbiter.settings(),
-				schema.sql(FOLD + "\n" + arbiter.settings()));
+				schema.sql(arbiter.settings().appendTo(FOLD)));
 		this.arbiter = arbiter;
 		this.readBack = readBack;
 		this.settled = arbiter.claimWindow().dividedBy(2);
-		String settings = arbiter.settings();
-		this.claim = schema.sql(CLAIM.replace("{settings}", settings));
-		this.claimed = schema.sql(CLAIMED.replace("{settings}", settings));
+		SettingsClause settings = arbiter.settings();
+		this.claim = schema.sql(CLAIM.replace("{settings}", settings.sql()));
+		this.claimed = schema.sql(CLAIMED.replace("{settings}", settings.sql()));
 		this.foldedSlot = schema.sql(FOLDED_SLOT);
 		this.foldedUpTo = schema.sql(FOLDED_UP_TO);
-		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings));
-		this.written = schema.sql(WRITTEN + "\n" + settings);
+		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings.sql()));
+		this.written = schema.sql(settings.appendTo(WRITTEN));
 		this.folded = schema.sql(FOLDED);
-		this.forget = schema.sql(FORGET.replace("{settings}", settings));
+		this.forget = schema.sql(FORGET.replace("{settings}", settings.sql()));
 	}
 
 	static ClickHouseTable slotsTable() {
