@@ -25,15 +25,6 @@ public interface ClaimSpace<C, V> {
 	UUID id(C claim);
 
 	/**
-	 * The claims an arbiter of record may record, once their rows are durable: a claim whose row
-	 * changed nothing (a lock renewal written after the lease lapsed) or was not written takes no
-	 * key. Commit order records nothing and does not ask.
-	 */
-	default List<C> recordable(List<C> claims) {
-		return claims;
-	}
-
-	/**
 	 * The verdicts of the claims' own table: the first committed claim of each key wins (one read
 	 * of the rows, which is all commit order needs).
 	 */

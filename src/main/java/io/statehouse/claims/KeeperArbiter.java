@@ -145,7 +145,7 @@ class KeeperArbiter implements ClaimArbiter {
 	@Override
 	public <C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt) {
 		Map<String, C> pending = new HashMap<>();
-		for (C claim : space.recordable(claims)) {
+		for (C claim : claims) {
 			pending.put(key(space.name(), space.key(claim)), claim);
 		}
 		Map<ClaimKey, @Nullable UUID> holders = new HashMap<>();

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * The lock tables, both callers' views: in ClickHouse, decided by the claim arbiter
+ * The lock tables, both callers' views: in ClickHouse, decided by commit order
  * ({@link ClickHouseLockRepository}), or in Keeper itself where Keeper decides claims
  * ({@link KeeperLockRepository}). What they share: ClickHouse's clock, the listing of live locks
  * and the fold into {@code lock_latest}, each by its own statements.

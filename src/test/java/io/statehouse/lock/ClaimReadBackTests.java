@@ -129,7 +129,7 @@ class ClaimReadBackTests {
 
 				};
 			}
-			return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack) {
+			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
 				Outcome readBack(Claim claim) {

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.EngineProcess;
@@ -137,9 +136,8 @@ class LockFaultTests {
 
 		@Bean
 		@Primary
-		LockTables engineKillingLockTables(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter,
-				ReadBack readBack) {
-			return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack) {
+		LockTables engineKillingLockTables(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
+			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
 				void append(Claim claim) {
