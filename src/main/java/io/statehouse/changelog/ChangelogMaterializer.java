@@ -215,7 +215,7 @@ class ChangelogMaterializer {
 			return mark.forgotten();
 		}
 		List<ClaimKey> keys = this.repository.claimed(mark.forgotten(), to);
-		this.arbiter.forget(StateClaims.NAME, keys);
+		this.arbiter.forget(StateClaimSpace.NAME, keys);
 		this.keysForgotten.increment(keys.size());
 		this.repository.recordForgotten(to);
 		return to;

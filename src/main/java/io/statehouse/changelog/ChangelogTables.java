@@ -128,7 +128,7 @@ final class ChangelogTables {
 	 * @param where the rows the condition is asked of (a superset will do)
 	 */
 	static ClaimFilter held(ClaimArbiter arbiter, String where) {
-		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
+		return arbiter.holds(StateClaimSpace.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
 				FROM {changelog}
 				WHERE %1$s AND (state_id, version) IN (
 				    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM {changelog} WHERE %1$s

@@ -263,7 +263,7 @@ class ClickHouseLockRepository extends LockTables {
 	 * writes), until the deadline: then its outcome is not known.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		DataAccessException unanswered = null;
 		try {
 			append(claim);
@@ -289,7 +289,7 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/** Appends a claim of its slot. */
-	void append(Claim claim) {
+	void append(SlotClaim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.schema.sql(GRANT))
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
@@ -310,7 +310,7 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/** Reads back the claims of {@code claim}'s slot: the first committed wins it. */
-	Outcome readBack(Claim claim) {
+	Outcome readBack(SlotClaim claim) {
 		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
 		boolean written = false;
 		for (ClaimedSlot claimed : this.jdbc.sql(this.schema.sql(CLAIMS_OF_SLOT))
@@ -340,7 +340,7 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
-	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
+	private static LockRecord claimed(SlotClaim claim, ResultSet rs) throws SQLException {
 		return claim.record(LockRows.uuid(rs, "claim_id"), rs.getLong("fencing"), LockRows.instant(rs, "acquired_at"),
 				LockRows.instant(rs, "expires_at"));
 	}

@@ -261,7 +261,7 @@ class KeeperLockRepository extends LockTables {
 	 * same claim is sent again — not past the deadline.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		String key = key(claim.id(), claim.slot());
 		long lastSend = decidedAt + this.arbiter.claimWindow().toNanos() / 2;
 		DataAccessException unanswered = null;
@@ -298,7 +298,7 @@ class KeeperLockRepository extends LockTables {
 		return holder.claimId().equals(claim.claimId()) ? holder : null;
 	}
 
-	void insert(String key, Claim claim) {
+	void insert(String key, SlotClaim claim) {
 		this.jdbc.sql(this.claim)
 			.param("key", key)
 			.param("id", claim.id())
@@ -325,7 +325,7 @@ class KeeperLockRepository extends LockTables {
 	 * @return {@code null} if later changes of the lock were folded over it before it was read:
 	 * what it won has ended (lapsed, or released by force), unanswered
 	 */
-	private @Nullable LockRecord won(String key, Claim claim, Deadline deadline) {
+	private @Nullable LockRecord won(String key, SlotClaim claim, Deadline deadline) {
 		if (claim.kind() == Kind.RELEASE || claim.keepsExpiry()) {
 			return claim.record(claim.claimId(), claim.fencing(), Objects.requireNonNull(claim.acquiredAt()),
 					Objects.requireNonNull(claim.lapsesAt()));
@@ -348,7 +348,7 @@ class KeeperLockRepository extends LockTables {
 	}
 
 	/** Who won a slot: its key, or once that was forgotten, its folded row. */
-	private @Nullable LockRecord holder(String key, Claim claim) {
+	private @Nullable LockRecord holder(String key, SlotClaim claim) {
 		LockRecord holder = this.jdbc.sql(this.claimed)
 			.param("key", key)
 			.query((rs, n) -> LockRows.record(rs))

@@ -100,7 +100,7 @@ class ClaimReadBackTests {
 		assertThat(this.client.delete("/locks/" + id, "Lock-Token", granted.token()).status()).isEqualTo(204);
 	}
 
-	private static boolean watchedGrant(Claim claim) {
+	private static boolean watchedGrant(SlotClaim claim) {
 		return claim.id().equals(watched) && claim.kind() == LockRecord.Kind.ACQUIRE;
 	}
 
@@ -116,7 +116,7 @@ class ClaimReadBackTests {
 				return new KeeperLockRepository(jdbc, schema, arbiter, readBack) {
 
 					@Override
-					void insert(String key, Claim claim) {
+					void insert(String key, SlotClaim claim) {
 						super.insert(key, claim);
 						if (watchedGrant(claim)) {
 							// A pause past the claim window: the fold takes the slot, and its key goes.
@@ -132,7 +132,7 @@ class ClaimReadBackTests {
 			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
-				Outcome readBack(Claim claim) {
+				Outcome readBack(SlotClaim claim) {
 					if (watchedGrant(claim)) {
 						// A replica that has not caught up with the INSERT yet.
 						staleReadBacks.incrementAndGet();

@@ -140,7 +140,7 @@ class LockFaultTests {
 			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
-				void append(Claim claim) {
+				void append(SlotClaim claim) {
 					Fault next = fault.getAndSet(Fault.NONE);
 					if (next == Fault.KILL_BEFORE_INSERT) {
 						killEngine();
