@@ -4,8 +4,8 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 

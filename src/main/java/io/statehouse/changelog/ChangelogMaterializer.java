@@ -13,8 +13,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.MaterializerRepository.Part;
 import io.statehouse.changelog.MaterializerRepository.Watermark;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -215,7 +215,7 @@ class ChangelogMaterializer {
 			return mark.forgotten();
 		}
 		List<ClaimKey> keys = this.repository.claimed(mark.forgotten(), to);
-		this.arbiter.forget(StateClaims.NAME, keys);
+		this.arbiter.forget(StateClaimSpace.NAME, keys);
 		this.keysForgotten.increment(keys.size());
 		this.repository.recordForgotten(to);
 		return to;

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,20 +34,20 @@ interface ChangelogRepository {
 	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads);
 
 	/** Appends claims, all in one INSERT. */
-	void append(List<Claim> claims);
+	void append(List<VersionClaim> claims);
 
 	/**
 	 * Whether each claim won its version.
 	 * @param fromBlock the tail the claims were decided against: every competing claim
 	 * committed after it
 	 */
-	Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock);
+	Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock);
 
 	/**
 	 * The verdict on each claim once an arbiter of record named the holder of its version: won
 	 * (with the time ClickHouse wrote it), lost, or not written.
 	 */
-	Map<Claim, Verdict> verdictsByHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders);
+	Map<VersionClaim, Verdict> verdictsByHolders(List<VersionClaim> claims, Map<ClaimKey, @Nullable UUID> holders);
 
 	/**
 	 * Live states in id order.

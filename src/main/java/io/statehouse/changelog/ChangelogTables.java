@@ -2,8 +2,9 @@ package io.statehouse.changelog;
 
 import java.util.List;
 
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter.ClaimColumns;
+import io.statehouse.claims.ClaimFilter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 
@@ -126,8 +127,8 @@ final class ChangelogTables {
 	 * the newest (the condition is false for them).
 	 * @param where the rows the condition is asked of (a superset will do)
 	 */
-	static String held(ClaimArbiter arbiter, String where) {
-		return arbiter.holds(StateClaims.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
+	static ClaimFilter held(ClaimArbiter arbiter, String where) {
+		return arbiter.holds(StateClaimSpace.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
 				FROM {changelog}
 				WHERE %1$s AND (state_id, version) IN (
 				    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM {changelog} WHERE %1$s

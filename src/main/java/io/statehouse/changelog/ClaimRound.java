@@ -17,9 +17,9 @@ import io.micrometer.core.instrument.Timer;
 import io.statehouse.changelog.ChangelogRepository.IdempotencyKey;
 import io.statehouse.changelog.ChangelogRepository.Replay;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseErrors;
-import io.statehouse.clickhouse.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -113,11 +113,11 @@ class ClaimRound {
 		if (claims.isEmpty()) {
 			return List.of();
 		}
-		List<Claim> rows = claims.stream().map(PendingClaim::claim).toList();
-		Map<Claim, RuntimeException> insertFailures = append(rows);
-		Map<Claim, Verdict> verdicts;
+		List<VersionClaim> rows = claims.stream().map(PendingClaim::claim).toList();
+		Map<VersionClaim, RuntimeException> insertFailures = append(rows);
+		Map<VersionClaim, Verdict> verdicts;
 		try {
-			StateClaims space = new StateClaims(this.repository, fromBlock, patience(claims));
+			StateClaimSpace space = new StateClaimSpace(this.repository, fromBlock, patience(claims));
 			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
@@ -174,8 +174,8 @@ class ClaimRound {
 	 * tells.
 	 * @return the claims whose INSERT failed, with the failure
 	 */
-	private Map<Claim, RuntimeException> append(List<Claim> claims) {
-		Map<Claim, RuntimeException> failures = new HashMap<>();
+	private Map<VersionClaim, RuntimeException> append(List<VersionClaim> claims) {
+		Map<VersionClaim, RuntimeException> failures = new HashMap<>();
 		int from = 0;
 		while (from < claims.size()) {
 			long bytes = claims.get(from).change().document().length();
@@ -184,7 +184,7 @@ class ClaimRound {
 				bytes += claims.get(to).change().document().length();
 				to++;
 			}
-			List<Claim> chunk = claims.subList(from, to);
+			List<VersionClaim> chunk = claims.subList(from, to);
 			try {
 				this.insertDurations.record(() -> this.repository.append(chunk));
 				this.inserts.increment();
@@ -207,7 +207,7 @@ class ClaimRound {
 				: WriteUnavailableException.outcomeUnknown();
 	}
 
-	private static Committed committed(Claim claim, Verdict verdict) {
+	private static Committed committed(VersionClaim claim, Verdict verdict) {
 		Change change = claim.change();
 		StoredState state = new StoredState(claim.id(), claim.version(), change.deleted(), change.document(),
 				change.fencing(), Objects.requireNonNull(verdict.writtenAt()));
@@ -253,14 +253,14 @@ class ClaimRound {
 			long version = (current != null) ? current.version() + 1 : 1;
 			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
 			Change claimed = change.withFencing(fencing);
-			claims.add(new PendingClaim(pending, new Claim(pending.id, version, claimed, UUID.randomUUID(),
-					(head != null) ? head.claimId() : Claim.NONE, pending.idempotency,
+			claims.add(new PendingClaim(pending, new VersionClaim(pending.id, version, claimed, UUID.randomUUID(),
+					(head != null) ? head.claimId() : VersionClaim.NONE, pending.idempotency,
 					!StoredState.isLive(current) && !change.deleted())));
 		}
 		return claims;
 	}
 
-	private record PendingClaim(PendingWrite pending, Claim claim) {
+	private record PendingClaim(PendingWrite pending, VersionClaim claim) {
 	}
 
 }

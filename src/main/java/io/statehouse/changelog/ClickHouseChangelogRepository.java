@@ -18,8 +18,10 @@ import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimFilter;
+import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
@@ -273,14 +275,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		this.segmentSeconds = segmentSeconds;
 		this.writer = writer;
 		// Reads that ask the arbiter wait for it no longer than its own statements do.
-		this.newest = sql(NEWEST.replace("{held}", ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}"))
-				+ "\n" + arbiter.settings());
-		this.list = sql(LIST.replace("{held}", ChangelogTables.held(arbiter, """
+		SettingsClause settings = arbiter.settings();
+		ClaimFilter newestHeld = ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}");
+		this.newest = sql(settings.appendTo(NEWEST.replace("{held}", newestHeld.sql())));
+		ClaimFilter listedHeld = ChangelogTables.held(arbiter, """
 				startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-				AND {tail}""")) + "\n" + arbiter.settings());
-		String unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
-		this.version = sql("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
-		this.history = sql("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized) + ")\n" + arbiter.settings());
+				AND {tail}""");
+		this.list = sql(settings.appendTo(LIST.replace("{held}", listedHeld.sql())));
+		ClaimFilter unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
+		this.version = sql(
+				settings.appendTo("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized.sql()) + ")"));
+		this.history = sql(
+				settings.appendTo("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized.sql()) + ")"));
 		// The same reads without the arbiter, for an id with nothing newer than its materialized
 		// version while the arbiter cannot be asked.
 		this.materialized = sql(MATERIALIZED);
@@ -320,7 +326,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				.toList();
 			Map<ClaimKey, UUID> ahead;
 			try {
-				ahead = this.arbiter.recorded(StateClaims.NAME, next);
+				ahead = this.arbiter.recorded(StateClaimSpace.NAME, next);
 			}
 			catch (DataAccessException ex) {
 				// On one node no replica can lag: with the arbiter failing, however it fails, what
@@ -462,9 +468,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public void append(List<Claim> claims) {
+	public void append(List<VersionClaim> claims) {
 		List<Object[]> rows = new ArrayList<>(claims.size());
-		for (Claim claim : claims) {
+		for (VersionClaim claim : claims) {
 			Change change = claim.change();
 			Idempotency idempotency = claim.idempotency();
 			rows.add(new Object[] { claim.id(), claim.version(), change.operation().name().toLowerCase(Locale.ROOT),
@@ -477,12 +483,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock) {
+	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock) {
 		List<Object[]> keys = claims.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList();
 		List<Object[]> nextKeys = claims.stream()
 			.map((claim) -> new Object[] { claim.id(), claim.version() + 1 })
 			.toList();
-		List<String> ids = claims.stream().map(Claim::id).distinct().toList();
+		List<String> ids = claims.stream().map(VersionClaim::id).distinct().toList();
 		Map<ClaimKey, Claimed> firsts = new HashMap<>();
 		Map<ClaimKey, UUID> named = new HashMap<>();
 		Map<String, Claimed> materialized = new HashMap<>();
@@ -504,8 +510,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				return null;
 			})
 			.list();
-		Map<Claim, Verdict> verdicts = new HashMap<>();
-		for (Claim claim : claims) {
+		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
+		for (VersionClaim claim : claims) {
 			verdicts.put(claim,
 					verdict(claim, firsts.get(claim.key()), named.get(claim.key()), materialized.get(claim.id())));
 		}
@@ -519,7 +525,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * @param named the winner the next version names as parent
 	 * @param state the materialized version (with its parent in {@code claims})
 	 */
-	private static Verdict verdict(Claim claim, @Nullable Claimed first, @Nullable UUID named,
+	private static Verdict verdict(VersionClaim claim, @Nullable Claimed first, @Nullable UUID named,
 			@Nullable Claimed state) {
 		boolean present = first != null && first.claims().contains(claim.claimId());
 		UUID winner = named;
@@ -551,20 +557,21 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<Claim, Verdict> verdictsByHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
-		List<Claim> won = claims.stream()
+	public Map<VersionClaim, Verdict> verdictsByHolders(List<VersionClaim> claims,
+			Map<ClaimKey, @Nullable UUID> holders) {
+		List<VersionClaim> won = claims.stream()
 			.filter((claim) -> claim.claimId().equals(holders.get(claim.key())))
 			.toList();
 		Map<UUID, Instant> written = new HashMap<>();
 		if (!won.isEmpty()) {
 			this.jdbc.sql(sql(WRITTEN))
 				.param("keys", won.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList())
-				.param("claims", won.stream().map(Claim::claimId).toList())
+				.param("claims", won.stream().map(VersionClaim::claimId).toList())
 				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))
 				.list();
 		}
-		Map<Claim, Verdict> verdicts = new HashMap<>();
-		for (Claim claim : claims) {
+		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
+		for (VersionClaim claim : claims) {
 			UUID holder = holders.get(claim.key());
 			Instant writtenAt = written.get(claim.claimId());
 			verdicts.put(claim, (holder == null) ? Verdict.ABSENT

@@ -7,8 +7,8 @@ import java.time.Instant;
 import java.util.List;
 
 import io.statehouse.changelog.ChangelogTables.Tail;
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ClaimKey;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 
@@ -143,7 +143,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 		this.schema = schema;
 		this.tail = Tail.of(arbiter);
 		this.segmentSeconds = segmentSeconds;
-		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}")));
+		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}").sql()));
 	}
 
 	private String sql(String template) {

@@ -7,7 +7,7 @@ import java.util.UUID;
  *
  * @param state the version
  * @param claimId the claim that won it
- * @param parent the claim that won the version before ({@link Claim#NONE} for a first version)
+ * @param parent the claim that won the version before ({@link VersionClaim#NONE} for a first version)
  */
 record Head(StoredState state, UUID claimId, UUID parent) {
 }

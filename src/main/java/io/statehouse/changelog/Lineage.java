@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Which claim won each version of one id, by identity: walked down from the newest version,
- * each winner naming the winner before it ({@link Claim#parent}).
+ * each winner naming the winner before it ({@link VersionClaim#parent}).
  *
  * <p>Commit order names the winner of a version only while all its claims are retained;
  * truncation may drop the winner and keep a loser. Parent links do not depend on what is

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 
 /** The changelog as the materializer uses it: cuts, the fold, watermarks and truncation. */
 interface MaterializerRepository {
@@ -13,7 +13,7 @@ interface MaterializerRepository {
 	 * The highest committed block below which every change is decided (or {@code fromBlock} when
 	 * nothing was committed after it).
 	 * @param decidedAfter how long after its row was written a claim may still be recorded
-	 * ({@link io.statehouse.clickhouse.ClaimArbiter#claimWindow()}): rows written since stay
+	 * ({@link io.statehouse.claims.ClaimArbiter#claimWindow()}): rows written since stay
 	 * above the cut
 	 */
 	long cut(long fromBlock, Duration decidedAfter);

@@ -1,10 +1,11 @@
 /**
  * The storage backend of state, on the model of Flink's changelog state backend: every change is
  * appended to the {@code changelog} table (durable before it is acknowledged, many changes per
- * INSERT), a version is claimed by commit order, reads combine the materialized {@code state}
- * table with the changelog tail, and a scheduled job materializes and truncates.
+ * INSERT), a version is claimed and the claim arbiter ({@code claims}) decides which claim wins
+ * it, reads combine the materialized {@code state} table with the changelog tail, and a scheduled
+ * job materializes and truncates.
  */
-@ApplicationModule(allowedDependencies = {"shared", "clickhouse"})
+@ApplicationModule(allowedDependencies = {"shared", "clickhouse", "claims"})
 @NullMarked
 package io.statehouse.changelog;
 

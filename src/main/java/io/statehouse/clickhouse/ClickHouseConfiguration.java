@@ -3,7 +3,6 @@ package io.statehouse.clickhouse;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 import com.clickhouse.jdbc.DriverProperties;
@@ -19,7 +18,6 @@ import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.FixedDelayTask;
@@ -98,24 +96,9 @@ class ClickHouseConfiguration {
 	}
 
 	@Bean
-	ReadBack readBack(ClickHouseProperties properties) {
-		return new ReadBack(properties.outcomePatience());
-	}
-
-	@Bean
-	ClaimArbiter claimArbiter(ClickHouseProperties properties, JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
-		return switch (properties.coordination()) {
-			case COMMIT_ORDER -> new CommitOrderArbiter();
-			case KEEPER -> new KeeperArbiter(jdbcTemplate, schema, properties.claimWindow(), properties.keeperTimeout());
-		};
-	}
-
-	@Bean
 	ClickHouseSchema clickHouseSchema(JdbcClient jdbc, ClickHouseProperties properties,
 			List<ClickHouseTable> tables) {
-		List<ClickHouseTable> all = new ArrayList<>(tables);
-		all.add(KeeperArbiter.claimsTable());
-		return new ClickHouseSchema(jdbc, properties, all);
+		return new ClickHouseSchema(jdbc, properties, tables);
 	}
 
 	@Bean
@@ -134,11 +117,6 @@ class ClickHouseConfiguration {
 	SchedulingConfigurer clickHouseMetersSchedule(ClickHouseMeters meters) {
 		return (registrar) -> registrar
 			.addFixedDelayTask(new FixedDelayTask(meters::refresh, METERS_INTERVAL, Duration.ZERO));
-	}
-
-	@Bean
-	CoordinationHealthIndicator coordinationHealthIndicator(ClaimArbiter arbiter) {
-		return new CoordinationHealthIndicator(arbiter);
 	}
 
 }

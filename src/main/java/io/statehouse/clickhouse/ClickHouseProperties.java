@@ -43,7 +43,7 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties("statehouse.clickhouse")
 @Validated
-record ClickHouseProperties(@Nullable String url, @DefaultValue("default") String username,
+public record ClickHouseProperties(@Nullable String url, @DefaultValue("default") String username,
 		@DefaultValue("") String password,
 		@DefaultValue("statehouse") @Pattern(regexp = IDENTIFIER) String database,
 		@DefaultValue("") @Pattern(regexp = "|" + IDENTIFIER) String tablePrefix,
@@ -53,7 +53,7 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 		@Nullable @Pattern(regexp = IDENTIFIER) String cluster, @DefaultValue("30s") Duration claimWindow,
 		@DefaultValue @Valid Embedded embedded) {
 
-	ClickHouseProperties {
+	public ClickHouseProperties {
 		if (cluster != null && !cluster.isBlank() && coordination == Coordination.COMMIT_ORDER) {
 			throw new IllegalArgumentException("statehouse.clickhouse.cluster=" + cluster + " needs "
 					+ "statehouse.clickhouse.coordination=keeper: on replicated tables the first committed claim is "
@@ -69,7 +69,7 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 	static final Duration MIN_CLAIM_WINDOW = Duration.ofSeconds(4);
 
 	/** How long one statement of the Keeper arbiter may take. */
-	Duration keeperTimeout() {
+	public Duration keeperTimeout() {
 		return this.claimWindow.dividedBy(4);
 	}
 
@@ -86,7 +86,7 @@ record ClickHouseProperties(@Nullable String url, @DefaultValue("default") Strin
 	}
 
 	/** Who decides between competing claims. */
-	enum Coordination {
+	public enum Coordination {
 
 		/**
 		 * The first committed claim by block number: correct on one non-replicated MergeTree

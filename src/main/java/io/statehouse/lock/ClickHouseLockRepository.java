@@ -11,12 +11,10 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClaimArbiter.ClaimColumns;
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ReadBack;
+import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
@@ -37,14 +35,14 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * never counts as live.
  *
  * <p>Commit order and block order agree only on a single, non-replicated MergeTree: on a
- * replicated table block numbers are allocated in Keeper before the part commits. Where Keeper
- * decides claims, locks live in Keeper itself ({@link KeeperLockRepository}), and this repository
- * is not used; its statements still ask the {@link ClaimArbiter} which rows hold their slots, so
- * that they stay correct under any arbiter.
+ * replicated table block numbers are allocated in Keeper before the part commits. This
+ * repository serves commit order only: where Keeper decides claims, locks live in Keeper itself
+ * ({@link KeeperLockRepository}), and this one is not used ({@link LockConfiguration}). So it asks
+ * no arbiter: the first committed row of a slot holds it, and there are no keys to forget.
  *
  * <p>{@code lock_latest} keeps each lock's latest winner once it is decided (folded by
  * {@link LockMaterializer}), with no TTL: the lock's slots and fencing tokens continue from it
- * after the claims' rows expired, and the arbiter can forget the keys of folded slots.
+ * after the claims' rows expired.
  */
 class ClickHouseLockRepository extends LockTables {
 
@@ -136,17 +134,11 @@ class ClickHouseLockRepository extends LockTables {
 			FROM {lock_claims}
 			WHERE lock_id = :id AND slot = :slot""";
 
-	/** One claim's own row, as ClickHouse stamped it. */
-	private static final String CLAIM = """
-			SELECT claim_id, fencing, acquired_at, expires_at, void
-			FROM {lock_claims}
-			WHERE lock_id = :id AND slot = :slot AND claim_id = :claim""";
-
 	/**
-	 * The winning claims of the latest slot, with their commit order, and whether each is a lease
-	 * still running by ClickHouse's clock: from the claims that hold their slot (void claims changed
-	 * nothing and take no slot), and the latest folded winner. At equal slots the folded row comes
-	 * first; it is the same claim.
+	 * The claims of the latest slot, with their commit order (the first committed wins it), and
+	 * whether each is a lease still running by ClickHouse's clock: from the claims that are not
+	 * void (void claims changed nothing and take no slot), and the latest folded winner. At equal
+	 * slots the folded row comes first; it is the same claim.
 	 */
 	private static final String CLAIMS_OF_LATEST_SLOT = """
 			SELECT lock_id, slot, kind, claim_id, token, fencing, owner, granted_to, acquired_at, expires_at, ttl_ms, writes,
@@ -155,7 +147,7 @@ class ClickHouseLockRepository extends LockTables {
 			    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, fencing, owner, granted_to, acquired_at,
 			           expires_at, ttl_ms, writes, _block_number AS block
 			    FROM {lock_claims}
-			    WHERE lock_id = :id AND NOT void AND {held}
+			    WHERE lock_id = :id AND NOT void
 			    UNION ALL
 			    SELECT lock_id, slot, toString(kind), claim_id, token, fencing, owner, granted_to, acquired_at, expires_at,
 			           ttl_ms, writes, 0
@@ -164,16 +156,6 @@ class ClickHouseLockRepository extends LockTables {
 			)
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
-
-	/**
-	 * The claims of a lock that may hold its latest slot: newer than its folded winner, and in one
-	 * of its two highest slots — every claim is of the slot after the latest one held, so no slot
-	 * is claimed before the one below it was held.
-	 */
-	private static final String UNFOLDED = """
-			FROM {lock_claims}
-			WHERE lock_id = :id AND slot > (SELECT max(slot) FROM {lock_latest} WHERE lock_id = :id)
-			  AND slot + 1 >= (SELECT max(slot) FROM {lock_claims} WHERE lock_id = :id)""";
 
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
@@ -187,7 +169,7 @@ class ClickHouseLockRepository extends LockTables {
 			                       granted_to, writes), _block_number) AS winner, 0 AS folded
 			        FROM {lock_claims}
 			        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
-			          AND NOT void AND {held}
+			          AND NOT void
 			        GROUP BY lock_id, slot
 			        UNION ALL
 			        SELECT lock_id, slot,
@@ -201,15 +183,6 @@ class ClickHouseLockRepository extends LockTables {
 			WHERE kind != 'release' AND expires_at > now64(6)
 			ORDER BY lock_id
 			LIMIT :limit""";
-
-	/** The claims of the listed locks that may hold their latest slots, as {@link #UNFOLDED}. */
-	private static final String UNFOLDED_LISTED = """
-			FROM {lock_claims}
-			LEFT ANY JOIN (SELECT lock_id, max(slot) AS folded FROM {lock_latest}
-			               WHERE startsWith(lock_id, :prefix) AND lock_id > :after GROUP BY lock_id) AS f USING lock_id
-			LEFT ANY JOIN (SELECT lock_id, max(slot) AS top FROM {lock_claims}
-			               WHERE startsWith(lock_id, :prefix) AND lock_id > :after GROUP BY lock_id) AS t USING lock_id
-			WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND slot > folded AND slot + 1 >= top""";
 
 	/**
 	 * Folds the latest winner of every lock changed in {@code (from, to]} into {@code lock_latest},
@@ -228,19 +201,11 @@ class ClickHouseLockRepository extends LockTables {
 			                       writes), _block_number) AS winner
 			        FROM {lock_claims}
 			        LEFT ANY JOIN {folded} USING lock_id
-			        WHERE {changed} AND slot > folded AND NOT void AND {held}
+			        WHERE {changed} AND slot > folded AND NOT void
 			        GROUP BY lock_id, slot
 			    )
 			    GROUP BY lock_id
 			) AS n""";
-
-	/** The claims of the locks changed in {@code (from, to]} that may hold their latest slots, as {@link #UNFOLDED}. */
-	private static final String UNFOLDED_CHANGED = """
-			FROM {lock_claims}
-			LEFT ANY JOIN {folded} USING lock_id
-			LEFT ANY JOIN (SELECT lock_id, max(slot) AS top FROM {lock_claims} WHERE {changed} GROUP BY lock_id) AS t
-			    USING lock_id
-			WHERE {changed} AND slot > folded AND slot + 1 >= top""";
 
 	/** The slot each lock changed in {@code (from, to]} is folded up to. */
 	private static final String FOLDED = """
@@ -251,43 +216,18 @@ class ClickHouseLockRepository extends LockTables {
 			lock_id IN (SELECT lock_id FROM {lock_claims}
 			            WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to))""";
 
-	/**
-	 * The folded slots whose last claim was written in {@code (from, to]}: a slot's key goes once
-	 * every row that claims it is that old (the winner may have been written after a loser).
-	 */
-	private static final String FOLDED_SLOTS = """
-			SELECT lock_id, slot
-			FROM {lock_claims}
-			LEFT ANY JOIN (SELECT lock_id, max(slot) AS folded FROM {lock_latest} GROUP BY lock_id) AS f USING lock_id
-			WHERE {changed}
-			  AND slot <= folded
-			GROUP BY lock_id, slot
-			HAVING max(written_at) > fromUnixTimestamp64Micro(:from) AND max(written_at) <= fromUnixTimestamp64Micro(:to)""";
-
 	private final ClickHouseSchema schema;
-
-	private final ClaimArbiter arbiter;
 
 	private final ReadBack readBack;
 
 	private final String latestSlot;
 
-	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
-		// Reads that ask the arbiter wait for it no longer than its own statements do.
-		super(jdbc, schema.sql(LIVE.replace("{held}", held(arbiter, UNFOLDED_LISTED))), arbiter.settings(),
-				schema.sql(FOLD.replace("{held}", held(arbiter, UNFOLDED_CHANGED))
-					.replace("{folded}", FOLDED)
-					.replace("{changed}", CHANGED)));
+	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
+		super(jdbc, schema.sql(LIVE), SettingsClause.NONE,
+				schema.sql(FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED)));
 		this.schema = schema;
-		this.arbiter = arbiter;
 		this.readBack = readBack;
-		this.latestSlot = schema
-			.sql(CLAIMS_OF_LATEST_SLOT.replace("{held}", held(arbiter, UNFOLDED)) + "\n" + arbiter.settings());
-	}
-
-	/** The arbiter's condition that a claim's row won its slot. */
-	private static String held(ClaimArbiter arbiter, String candidates) {
-		return arbiter.holds(LockSlotClaims.NAME, new ClaimColumns("lock_id", "slot", "claim_id"), candidates);
+		this.latestSlot = schema.sql(CLAIMS_OF_LATEST_SLOT);
 	}
 
 	static ClickHouseTable claimsTable() {
@@ -314,16 +254,16 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/**
-	 * Appends the claim's row, then has the arbiter decide it. A claim whose INSERT went unanswered
-	 * may have been written all the same, and one whose read-back failed was: either way its
-	 * outcome is read back once ClickHouse answers again (for up to
-	 * {@code statehouse.clickhouse.outcome-patience}, and no later than the deadline), so that no
-	 * grant is made that nobody knows the token of. A row whose INSERT was acknowledged is read
-	 * back again while the read-back does not show it (a read behind the engine's own writes),
-	 * until the deadline: then its outcome is not known.
+	 * Appends the claim's row, then reads back its slot: the first committed claim wins it. A
+	 * claim whose INSERT went unanswered may have been written all the same, and one whose
+	 * read-back failed was: either way its outcome is read back once ClickHouse answers again (for
+	 * up to {@code statehouse.clickhouse.outcome-patience}, and no later than the deadline), so
+	 * that no grant is made that nobody knows the token of. A row whose INSERT was acknowledged is
+	 * read back again while the read-back does not show it (a read behind the engine's own
+	 * writes), until the deadline: then its outcome is not known.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		DataAccessException unanswered = null;
 		try {
 			append(claim);
@@ -333,9 +273,7 @@ class ClickHouseLockRepository extends LockTables {
 		}
 		Retries behind = new Retries(deadline);
 		while (true) {
-			Outcome outcome = this.arbiter
-				.settle(new LockSlotClaims(this, claim, this.readBack, deadline), List.of(claim), decidedAt)
-				.get(claim);
+			Outcome outcome = this.readBack.outcome(() -> readBack(claim), deadline.remaining());
 			if (outcome.written()) {
 				return outcome.won();
 			}
@@ -351,7 +289,7 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/** Appends a claim of its slot. */
-	void append(Claim claim) {
+	void append(SlotClaim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
 			this.jdbc.sql(this.schema.sql(GRANT))
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
@@ -372,7 +310,7 @@ class ClickHouseLockRepository extends LockTables {
 	}
 
 	/** Reads back the claims of {@code claim}'s slot: the first committed wins it. */
-	Outcome readBack(Claim claim) {
+	Outcome readBack(SlotClaim claim) {
 		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
 		boolean written = false;
 		for (ClaimedSlot claimed : this.jdbc.sql(this.schema.sql(CLAIMS_OF_SLOT))
@@ -389,37 +327,20 @@ class ClickHouseLockRepository extends LockTables {
 		return new Outcome(written, (first != null && first.claimId().equals(claim.claimId())) ? first : null);
 	}
 
-	/** The claim's own row as ClickHouse stamped it; {@code null} if it was not written. */
-	@Nullable Written written(Claim claim) {
-		return this.jdbc.sql(this.schema.sql(CLAIM))
-			.param("id", claim.id())
-			.param("slot", claim.slot())
-			.param("claim", claim.claimId())
-			.query((rs, n) -> new Written(claimed(claim, rs), rs.getBoolean("void")))
-			.optional()
-			.orElse(null);
-	}
-
-	/** A claim window, and an INSERT's slack: by then every claim written is decided. */
+	/** An INSERT's slack: by then every claim written is committed, and so decided. */
 	@Override
 	public Duration undecided() {
-		return this.arbiter.claimWindow().plus(LockMaterializer.INSERT_SLACK);
+		return LockMaterializer.INSERT_SLACK;
 	}
 
-	/** The arbiter's keys of the folded slots. */
+	/** Nothing: commit order records no keys beside the rows (the materializer does not ask). */
 	@Override
 	public long forget(Instant from, Instant to) {
-		List<ClaimKey> slots = this.jdbc.sql(this.schema.sql(FOLDED_SLOTS.replace("{changed}", CHANGED)))
-			.param("from", LockRows.micros(from))
-			.param("to", LockRows.micros(to))
-			.query((rs, n) -> new ClaimKey(rs.getString("lock_id"), rs.getLong("slot")))
-			.list();
-		this.arbiter.forget(LockSlotClaims.NAME, slots);
-		return slots.size();
+		return 0;
 	}
 
 	/** A claim as ClickHouse stamped it: the record it makes if it won its slot. */
-	private static LockRecord claimed(Claim claim, ResultSet rs) throws SQLException {
+	private static LockRecord claimed(SlotClaim claim, ResultSet rs) throws SQLException {
 		return claim.record(LockRows.uuid(rs, "claim_id"), rs.getLong("fencing"), LockRows.instant(rs, "acquired_at"),
 				LockRows.instant(rs, "expires_at"));
 	}
@@ -434,16 +355,6 @@ class ClickHouseLockRepository extends LockTables {
 	 * @param won what the lock became, if the claim was the first committed
 	 */
 	record Outcome(boolean written, @Nullable LockRecord won) {
-
-	}
-
-	/**
-	 * A claim's row as written.
-	 *
-	 * @param record what the lock becomes if the claim wins its slot
-	 * @param isVoid whether it was written once the lease it changes had lapsed: it changes nothing
-	 */
-	record Written(LockRecord record, boolean isVoid) {
 
 	}
 

@@ -9,11 +9,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
+import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
@@ -205,19 +206,19 @@ class KeeperLockRepository extends LockTables {
 	KeeperLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
 		// Every statement on Keeper waits for it no longer than the arbiter's do.
 		super(jdbc, schema.sql(LIVE.replace("{columns}", COLUMNS)), arbiter.settings(),
-				schema.sql(FOLD + "\n" + arbiter.settings()));
+				schema.sql(arbiter.settings().appendTo(FOLD)));
 		this.arbiter = arbiter;
 		this.readBack = readBack;
 		this.settled = arbiter.claimWindow().dividedBy(2);
-		String settings = arbiter.settings();
-		this.claim = schema.sql(CLAIM.replace("{settings}", settings));
-		this.claimed = schema.sql(CLAIMED.replace("{settings}", settings));
+		SettingsClause settings = arbiter.settings();
+		this.claim = schema.sql(CLAIM.replace("{settings}", settings.sql()));
+		this.claimed = schema.sql(CLAIMED.replace("{settings}", settings.sql()));
 		this.foldedSlot = schema.sql(FOLDED_SLOT);
 		this.foldedUpTo = schema.sql(FOLDED_UP_TO);
-		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings));
-		this.written = schema.sql(WRITTEN + "\n" + settings);
+		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings.sql()));
+		this.written = schema.sql(settings.appendTo(WRITTEN));
 		this.folded = schema.sql(FOLDED);
-		this.forget = schema.sql(FORGET.replace("{settings}", settings));
+		this.forget = schema.sql(FORGET.replace("{settings}", settings.sql()));
 	}
 
 	static ClickHouseTable slotsTable() {
@@ -260,7 +261,7 @@ class KeeperLockRepository extends LockTables {
 	 * same claim is sent again — not past the deadline.
 	 */
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		String key = key(claim.id(), claim.slot());
 		long lastSend = decidedAt + this.arbiter.claimWindow().toNanos() / 2;
 		DataAccessException unanswered = null;
@@ -297,7 +298,7 @@ class KeeperLockRepository extends LockTables {
 		return holder.claimId().equals(claim.claimId()) ? holder : null;
 	}
 
-	void insert(String key, Claim claim) {
+	void insert(String key, SlotClaim claim) {
 		this.jdbc.sql(this.claim)
 			.param("key", key)
 			.param("id", claim.id())
@@ -324,7 +325,7 @@ class KeeperLockRepository extends LockTables {
 	 * @return {@code null} if later changes of the lock were folded over it before it was read:
 	 * what it won has ended (lapsed, or released by force), unanswered
 	 */
-	private @Nullable LockRecord won(String key, Claim claim, Deadline deadline) {
+	private @Nullable LockRecord won(String key, SlotClaim claim, Deadline deadline) {
 		if (claim.kind() == Kind.RELEASE || claim.keepsExpiry()) {
 			return claim.record(claim.claimId(), claim.fencing(), Objects.requireNonNull(claim.acquiredAt()),
 					Objects.requireNonNull(claim.lapsesAt()));
@@ -347,7 +348,7 @@ class KeeperLockRepository extends LockTables {
 	}
 
 	/** Who won a slot: its key, or once that was forgotten, its folded row. */
-	private @Nullable LockRecord holder(String key, Claim claim) {
+	private @Nullable LockRecord holder(String key, SlotClaim claim) {
 		LockRecord holder = this.jdbc.sql(this.claimed)
 			.param("key", key)
 			.query((rs, n) -> LockRows.record(rs))

@@ -78,7 +78,7 @@ class LockClaims {
 			if (lost && deadline.passed()) {
 				throw behind(id);
 			}
-			Claim grant = Claim.acquire(id, previous, owner, grantedTo, ttl);
+			SlotClaim grant = SlotClaim.acquire(id, previous, owner, grantedTo, ttl);
 			LockRecord granted;
 			try {
 				granted = claim(grant, decidedAt, deadline);
@@ -101,7 +101,7 @@ class LockClaims {
 	}
 
 	/** Releases a grant whose outcome is not known, if it won; a failure to do so goes with {@code failure}. */
-	private void withdraw(Claim grant, Deadline deadline, RuntimeException failure) {
+	private void withdraw(SlotClaim grant, Deadline deadline, RuntimeException failure) {
 		try {
 			withdraw(grant.id(), grant.token(), deadline);
 		}
@@ -128,7 +128,7 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord renew(String id, UUID token, @Nullable Duration ttl, Deadline deadline) {
-		return renew(id, token, (holder) -> Claim.renew(holder, (ttl != null) ? ttl : holder.ttl()), 0, deadline);
+		return renew(id, token, (holder) -> SlotClaim.renew(holder, (ttl != null) ? ttl : holder.ttl()), 0, deadline);
 	}
 
 	/**
@@ -143,13 +143,13 @@ class LockClaims {
 	@Nullable LockRecord renewFenced(LockRecord granted, Deadline deadline) {
 		Known known = this.claimed.getIfPresent(granted.id());
 		if (known != null && known.record().claimId().equals(granted.claimId())) {
-			LockRecord renewed = claim(Claim.renewFenced(granted), known.decidedAt(), deadline);
+			LockRecord renewed = claim(SlotClaim.renewFenced(granted), known.decidedAt(), deadline);
 			if (renewed != null) {
 				return renewed;
 			}
 		}
 		try {
-			return renew(granted.id(), granted.token(), Claim::renewFenced, granted.slot(), deadline);
+			return renew(granted.id(), granted.token(), SlotClaim::renewFenced, granted.slot(), deadline);
 		}
 		catch (LockConflictException ex) {
 			return null;
@@ -157,7 +157,7 @@ class LockClaims {
 	}
 
 	/** @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated */
-	private LockRecord renew(String id, UUID token, Function<LockRecord, Claim> renewal, long wonSlot,
+	private LockRecord renew(String id, UUID token, Function<LockRecord, SlotClaim> renewal, long wonSlot,
 			Deadline deadline) {
 		boolean lost = false;
 		Retries retries = new Retries(deadline);
@@ -214,7 +214,7 @@ class LockClaims {
 			if (lost && deadline.passed()) {
 				throw behind(id);
 			}
-			if (claim(Claim.release(holder), decidedAt, deadline) != null) {
+			if (claim(SlotClaim.release(holder), decidedAt, deadline) != null) {
 				return;
 			}
 			granted = false;
@@ -243,7 +243,7 @@ class LockClaims {
 			if (lost && deadline.passed()) {
 				throw behind(id);
 			}
-			LockRecord admitted = claim(Claim.admitWrites(holder), decidedAt, deadline);
+			LockRecord admitted = claim(SlotClaim.admitWrites(holder), decidedAt, deadline);
 			if (admitted != null) {
 				return admitted;
 			}
@@ -256,7 +256,7 @@ class LockClaims {
 	 * Claims a slot, and remembers what this instance won; forgets the id when it lost.
 	 * @param decidedAt when what the claim is based on was read ({@link System#nanoTime()})
 	 */
-	private @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	private @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		LockRecord won = this.repository.claim(claim, decidedAt, deadline);
 		if (won != null) {
 			// Claims of this instance may finish out of order: remember the latest slot.

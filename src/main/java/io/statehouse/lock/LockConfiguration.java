@@ -3,10 +3,10 @@ package io.statehouse.lock;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
-import io.statehouse.clickhouse.ReadBack;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -39,13 +39,16 @@ class LockConfiguration {
 		return KeeperLockRepository.slotsTable();
 	}
 
-	/** Locks live in Keeper where Keeper decides claims (the schema has their table then), else in ClickHouse. */
+	/**
+	 * Locks live in Keeper where Keeper decides claims (the schema has their table then), else in
+	 * ClickHouse, decided by commit order.
+	 */
 	@Bean
 	LockTables lockTables(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
 		if (schema.has(KeeperLockRepository.slotsTable())) {
 			return new KeeperLockRepository(jdbc, schema, arbiter, readBack);
 		}
-		return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack);
+		return new ClickHouseLockRepository(jdbc, schema, readBack);
 	}
 
 	@Bean

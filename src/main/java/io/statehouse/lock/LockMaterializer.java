@@ -5,7 +5,7 @@ import java.time.Instant;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

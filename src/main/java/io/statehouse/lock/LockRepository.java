@@ -20,7 +20,7 @@ interface LockRepository {
 	 * ended before it could be read
 	 * @throws org.springframework.dao.DataAccessException when its outcome is not known
 	 */
-	@Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline);
+	@Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline);
 
 	/** Live locks in id order, after {@code after}. */
 	List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit);

@@ -5,12 +5,13 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 
+import io.statehouse.claims.SettingsClause;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * The lock tables, both callers' views: in ClickHouse, decided by the claim arbiter
+ * The lock tables, both callers' views: in ClickHouse, decided by commit order
  * ({@link ClickHouseLockRepository}), or in Keeper itself where Keeper decides claims
  * ({@link KeeperLockRepository}). What they share: ClickHouse's clock, the listing of live locks
  * and the fold into {@code lock_latest}, each by its own statements.
@@ -32,10 +33,10 @@ abstract class LockTables implements LockRepository, LockMaterializerRepository 
 	 * @param settings what that statement ends with
 	 * @param fold the fold of the locks changed in {@code (:from, :to]}
 	 */
-	LockTables(JdbcClient jdbc, String live, String settings, String fold) {
+	LockTables(JdbcClient jdbc, String live, SettingsClause settings, String fold) {
 		this.jdbc = jdbc;
-		this.live = live + "\n" + settings;
-		this.liveCount = "SELECT count() FROM (" + live + ")\n" + settings;
+		this.live = settings.appendTo(live);
+		this.liveCount = settings.appendTo("SELECT count() FROM (" + live + ")");
 		this.fold = fold;
 	}
 

@@ -1,9 +1,10 @@
 /**
  * Advisory leases on ids with fencing tokens: {@code /locks/{id}}. Every change of a lock
- * (grant, renewal, release) claims the next slot of that id; the first committed claim of a
- * slot wins it, as state versions do.
+ * (grant, renewal, release) claims the next slot of that id, and one claim wins each slot, as
+ * state versions do: the first committed, or, where Keeper decides claims ({@code claims}), the
+ * first whose key Keeper took — the locks live in Keeper then.
  */
-@ApplicationModule(allowedDependencies = {"shared", "clickhouse", "changelog"})
+@ApplicationModule(allowedDependencies = {"shared", "clickhouse", "claims", "changelog"})
 @NullMarked
 package io.statehouse.lock;
 

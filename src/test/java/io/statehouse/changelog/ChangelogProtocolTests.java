@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import io.statehouse.shared.Caller;
@@ -100,8 +100,8 @@ class ChangelogProtocolTests {
 		Idempotency refusedKey = Idempotency.of(caller, "k-refused", Change.Operation.PUT, refused,
 				"If-Match: \"1\"");
 		this.repository.afterAppend = (claims) -> {
-			Claim winner = claims.get(0);
-			this.repository.appendDirectly(List.of(new Claim(id, winner.version(), Change.put(refused, 0, caller),
+			VersionClaim winner = claims.get(0);
+			this.repository.appendDirectly(List.of(new VersionClaim(id, winner.version(), Change.put(refused, 0, caller),
 					UUID.randomUUID(), winner.parent(), refusedKey, false)));
 		};
 		assertThat(this.client.put("/states/" + id, "{\"v\":2}", "If-Match", "\"1\"").status()).isEqualTo(200);
@@ -131,8 +131,8 @@ class ChangelogProtocolTests {
 			if (interfered.compareAndSet(false, true)) {
 				// Another writer's claim of the same version commits first and is materialized;
 				// then its part grows older than the retention.
-				Claim mine = claims.get(0);
-				this.repository.appendDirectly(List.of(new Claim(id, mine.version(), Change.put("{\"other\":2}", 0, "test"),
+				VersionClaim mine = claims.get(0);
+				this.repository.appendDirectly(List.of(new VersionClaim(id, mine.version(), Change.put("{\"other\":2}", 0, "test"),
 						UUID.randomUUID(), mine.parent(), null, false)));
 				this.materializer.run();
 				// Part times are whole seconds: "older than 1 s" can take up to 2 s.

@@ -3,7 +3,7 @@ package io.statehouse.changelog;
 import java.time.Duration;
 import java.util.List;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 
 import org.jspecify.annotations.Nullable;
 

@@ -8,7 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.test.context.TestConfiguration;
@@ -25,9 +25,9 @@ class InterleavingRepository implements ChangelogRepository {
 
 	private final ChangelogRepository delegate;
 
-	volatile @Nullable Consumer<List<Claim>> beforeAppend;
+	volatile @Nullable Consumer<List<VersionClaim>> beforeAppend;
 
-	volatile @Nullable Consumer<List<Claim>> afterAppend;
+	volatile @Nullable Consumer<List<VersionClaim>> afterAppend;
 
 	/** Appends, then fails as if the answer was lost on the way back. */
 	volatile boolean loseAppendAnswer;
@@ -47,7 +47,7 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	/** Appends claims past the hooks, as another writer would. */
-	void appendDirectly(List<Claim> claims) {
+	void appendDirectly(List<VersionClaim> claims) {
 		this.delegate.append(claims);
 	}
 
@@ -62,13 +62,13 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public void append(List<Claim> claims) {
-		Consumer<List<Claim>> before = this.beforeAppend;
+	public void append(List<VersionClaim> claims) {
+		Consumer<List<VersionClaim>> before = this.beforeAppend;
 		if (before != null) {
 			before.accept(claims);
 		}
 		this.delegate.append(claims);
-		Consumer<List<Claim>> after = this.afterAppend;
+		Consumer<List<VersionClaim>> after = this.afterAppend;
 		if (after != null) {
 			after.accept(claims);
 		}
@@ -79,7 +79,7 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<Claim, Verdict> verdicts(List<Claim> claims, long fromBlock) {
+	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock) {
 		if (this.failingVerdicts.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			throw new DataAccessResourceFailureException("injected: ClickHouse does not answer",
 					new java.net.ConnectException("connection refused"));
@@ -88,7 +88,7 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<Claim, Verdict> verdictsByHolders(List<Claim> claims,
+	public Map<VersionClaim, Verdict> verdictsByHolders(List<VersionClaim> claims,
 			Map<ClaimKey, @Nullable UUID> holders) {
 		return this.delegate.verdictsByHolders(claims, holders);
 	}

@@ -9,9 +9,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
-import io.statehouse.clickhouse.ClaimArbiter;
-import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.changelog.Change.Operation;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.lock.LockFaults;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;

@@ -24,6 +24,10 @@ class ClusterSchemaTests {
 			CREATE TABLE IF NOT EXISTS {latest} (k String, v UInt64)
 			ENGINE = ReplacingMergeTree(v) ORDER BY k SETTINGS {durable}""");
 
+	private static final ClickHouseTable CLAIMS = ClickHouseTable.inKeeper("claims", """
+			CREATE TABLE IF NOT EXISTS {claims} (key String, holder String)
+			ENGINE = KeeperMap('{keeperPath}') PRIMARY KEY key""");
+
 	@Test
 	void onAClusterEveryTableIsCreatedOnEveryNodeWithItsReplicatedEngine() {
 		ClickHouseSchema schema = schema("main");
@@ -32,7 +36,7 @@ class ClusterSchemaTests {
 			.contains("ENGINE = ReplicatedMergeTree ORDER BY k");
 		assertThat(schema.createStatement(LATEST)).contains("ON CLUSTER `main`")
 			.contains("ENGINE = ReplicatedReplacingMergeTree(v) ORDER BY k");
-		assertThat(schema.createStatement(KeeperArbiter.claimsTable())).contains("ON CLUSTER `main`")
+		assertThat(schema.createStatement(CLAIMS)).contains("ON CLUSTER `main`")
 			.contains("ENGINE = KeeperMap('/statehouse/claims')");
 	}
 
@@ -48,7 +52,7 @@ class ClusterSchemaTests {
 				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
 		JdbcClient unused = JdbcClient.create(new SimpleDriverDataSource());
 		return new ClickHouseSchema(unused, properties,
-				List.of(LOG, LATEST, KeeperArbiter.claimsTable()));
+				List.of(LOG, LATEST, CLAIMS));
 	}
 
 }

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.lock.ClickHouseLockRepository.Outcome;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -100,7 +100,7 @@ class ClaimReadBackTests {
 		assertThat(this.client.delete("/locks/" + id, "Lock-Token", granted.token()).status()).isEqualTo(204);
 	}
 
-	private static boolean watchedGrant(Claim claim) {
+	private static boolean watchedGrant(SlotClaim claim) {
 		return claim.id().equals(watched) && claim.kind() == LockRecord.Kind.ACQUIRE;
 	}
 
@@ -116,7 +116,7 @@ class ClaimReadBackTests {
 				return new KeeperLockRepository(jdbc, schema, arbiter, readBack) {
 
 					@Override
-					void insert(String key, Claim claim) {
+					void insert(String key, SlotClaim claim) {
 						super.insert(key, claim);
 						if (watchedGrant(claim)) {
 							// A pause past the claim window: the fold takes the slot, and its key goes.
@@ -129,10 +129,10 @@ class ClaimReadBackTests {
 
 				};
 			}
-			return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack) {
+			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
-				Outcome readBack(Claim claim) {
+				Outcome readBack(SlotClaim claim) {
 					if (watchedGrant(claim)) {
 						// A replica that has not caught up with the INSERT yet.
 						staleReadBacks.incrementAndGet();

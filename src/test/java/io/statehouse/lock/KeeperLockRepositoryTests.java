@@ -50,7 +50,7 @@ class KeeperLockRepositoryTests {
 				        now64(6))""")).param("id", id).param("fencing", released.fencing() + 1).update();
 		this.jdbc.sql(this.schema.sql("DELETE FROM {lock_slots} WHERE lock_id = :id")).param("id", id).update();
 
-		Claim late = Claim.acquire(id, released, "late", "", Duration.ofMinutes(1));
+		SlotClaim late = SlotClaim.acquire(id, released, "late", "", Duration.ofMinutes(1));
 		assertThat(late.slot()).isEqualTo(3);
 		assertThat(this.repository.claim(late, System.nanoTime(), Deadline.after(Duration.ofSeconds(10)))).as("a claim of a folded slot").isNull();
 		assertThat(this.jdbc.sql(this.schema.sql("SELECT count() FROM {lock_slots} WHERE lock_id = :id"))

@@ -85,7 +85,7 @@ class LapsedLeaseTests {
 
 		private final LockRepository delegate;
 
-		volatile @Nullable Consumer<Claim> beforeAppend;
+		volatile @Nullable Consumer<SlotClaim> beforeAppend;
 
 		DelayingLockRepository(LockRepository delegate) {
 			this.delegate = delegate;
@@ -97,8 +97,8 @@ class LapsedLeaseTests {
 		}
 
 		@Override
-		public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
-			Consumer<Claim> before = this.beforeAppend;
+		public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
+			Consumer<SlotClaim> before = this.beforeAppend;
 			if (before != null) {
 				before.accept(claim);
 			}

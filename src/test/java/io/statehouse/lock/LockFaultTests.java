@@ -5,9 +5,8 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.statehouse.clickhouse.ClaimArbiter;
+import io.statehouse.claims.ReadBack;
 import io.statehouse.clickhouse.ClickHouseSchema;
-import io.statehouse.clickhouse.ReadBack;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -137,12 +136,11 @@ class LockFaultTests {
 
 		@Bean
 		@Primary
-		LockTables engineKillingLockTables(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter,
-				ReadBack readBack) {
-			return new ClickHouseLockRepository(jdbc, schema, arbiter, readBack) {
+		LockTables engineKillingLockTables(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
+			return new ClickHouseLockRepository(jdbc, schema, readBack) {
 
 				@Override
-				void append(Claim claim) {
+				void append(SlotClaim claim) {
 					Fault next = fault.getAndSet(Fault.NONE);
 					if (next == Fault.KILL_BEFORE_INSERT) {
 						killEngine();

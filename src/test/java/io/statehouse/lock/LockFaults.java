@@ -127,7 +127,7 @@ public final class LockFaults implements LockRepository {
 	}
 
 	@Override
-	public @Nullable LockRecord claim(Claim claim, long decidedAt, Deadline deadline) {
+	public @Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline) {
 		boolean watched = claim.id().equals(this.id);
 		boolean grant = watched && this.grant == null && claim.kind() == LockRecord.Kind.ACQUIRE;
 		if (grant && this.fault == Fault.BEFORE_THE_GRANT) {

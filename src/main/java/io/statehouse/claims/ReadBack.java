@@ -1,8 +1,10 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+
+import io.statehouse.clickhouse.ClickHouseErrors;
 
 import org.springframework.dao.DataAccessException;
 

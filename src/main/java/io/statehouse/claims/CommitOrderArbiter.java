@@ -1,10 +1,12 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+
+import org.springframework.boot.health.contributor.Health;
 
 /**
  * Claims decided by commit order, on one non-replicated MergeTree: a part's block number is
@@ -23,13 +25,13 @@ class CommitOrderArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public String holds(String space, ClaimColumns columns, String candidates) {
-		return "true";
+	public ClaimFilter holds(String space, ClaimColumns columns, String candidates) {
+		return ClaimFilter.EVERY_ROW;
 	}
 
 	@Override
-	public String settings() {
-		return "";
+	public SettingsClause settings() {
+		return SettingsClause.NONE;
 	}
 
 	@Override
@@ -44,6 +46,12 @@ class CommitOrderArbiter implements ClaimArbiter {
 
 	@Override
 	public void forget(String space, Collection<ClaimKey> keys) {
+	}
+
+	/** Up: ClickHouse decides, and its own health says whether it answers. */
+	@Override
+	public Health health() {
+		return Health.up().withDetail("arbiter", "commit-order").build();
 	}
 
 }

@@ -2,7 +2,7 @@ package io.statehouse.changelog;
 
 import java.util.UUID;
 
-import io.statehouse.clickhouse.ClaimKey;
+import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,8 +19,8 @@ import org.jspecify.annotations.Nullable;
  * @param idempotency the client's key for retries and its request's fingerprint, if any
  * @param created whether it creates the document
  */
-record Claim(String id, long version, Change change, UUID claimId, UUID parent, @Nullable Idempotency idempotency,
-		boolean created) {
+record VersionClaim(String id, long version, Change change, UUID claimId, UUID parent,
+		@Nullable Idempotency idempotency, boolean created) {
 
 	/** The parent of a first version. */
 	static final UUID NONE = new UUID(0, 0);

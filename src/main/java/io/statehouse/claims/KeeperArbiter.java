@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,8 +10,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
+import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -112,10 +116,25 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	/** Reads from Keeper (a key no claim has): fails while ClickHouse has no Keeper session. */
-	void ping() {
+	private void ping() {
 		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS {settings}"))
 			.query(Long.class)
 			.single();
+	}
+
+	/** Up while ClickHouse reaches Keeper ({@link #ping()}); down, with why, while it does not. */
+	@Override
+	public Health health() {
+		try {
+			ping();
+			return Health.up().withDetail("arbiter", "keeper").build();
+		}
+		catch (RuntimeException ex) {
+			return Health.down()
+				.withDetail("arbiter", "keeper")
+				.withDetail("error", ClickHouseErrors.describe(ex))
+				.build();
+		}
 	}
 
 	/** The claims table. */
@@ -126,7 +145,7 @@ class KeeperArbiter implements ClaimArbiter {
 	@Override
 	public <C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt) {
 		Map<String, C> pending = new HashMap<>();
-		for (C claim : space.recordable(claims)) {
+		for (C claim : claims) {
 			pending.put(key(space.name(), space.key(claim)), claim);
 		}
 		Map<ClaimKey, @Nullable UUID> holders = new HashMap<>();
@@ -199,14 +218,15 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	@Override
-	public String holds(String space, ClaimColumns columns, String candidates) {
+	public ClaimFilter holds(String space, ClaimColumns columns, String candidates) {
 		String key = "concat('" + space + "|', toString(" + columns.number() + "), '|', " + columns.id() + ")";
-		return HOLDS.replace("{key}", key).replace("{claim}", columns.claim()).replace("{candidates}", candidates);
+		return new ClaimFilter(
+				HOLDS.replace("{key}", key).replace("{claim}", columns.claim()).replace("{candidates}", candidates));
 	}
 
 	@Override
-	public String settings() {
-		return sql("SETTINGS {settings}");
+	public SettingsClause settings() {
+		return new SettingsClause(sql("SETTINGS {settings}"));
 	}
 
 	@Override

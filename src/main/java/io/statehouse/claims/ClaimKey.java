@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 /**
  * What one claim competes for: version {@code number} of a state {@code id}, slot {@code number}

@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.TestSchemas;
 import io.statehouse.support.DelayingProxy;
 import io.statehouse.support.EngineProcess;
 import io.statehouse.support.KeeperEngines;
@@ -23,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -66,12 +67,7 @@ class KeeperArbiterTests {
 		pool.setPassword(EngineProcess.PASSWORD);
 		pool.setMaximumPoolSize(8);
 		pools.add(pool);
-		ClickHouseProperties properties = new ClickHouseProperties(null, "default", "", "arbiter", "", 8,
-				Duration.ofSeconds(3), Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(30), ClickHouseProperties.Coordination.KEEPER, null, claimWindow,
-				new ClickHouseProperties.Embedded(null, Path.of("unused"), 0, 0, null, null));
-		ClickHouseSchema schema = new ClickHouseSchema(JdbcClient.create(pool), properties,
-				List.of(KeeperArbiter.claimsTable()));
-		schema.afterPropertiesSet();
+		ClickHouseSchema schema = TestSchemas.keeper(pool, "arbiter", claimWindow, List.of(KeeperArbiter.claimsTable()));
 		return new KeeperArbiter(new JdbcTemplate(pool), schema, claimWindow, Duration.ofSeconds(5));
 	}
 

@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
-import io.statehouse.clickhouse.ClaimKey;
-import io.statehouse.clickhouse.ClaimSpace;
-import io.statehouse.clickhouse.ReadBack;
+import io.statehouse.claims.ClaimKey;
+import io.statehouse.claims.ClaimSpace;
+import io.statehouse.claims.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * names, the materialized claim); once an arbiter of record names the holders, the winners' rows
  * say when they were written.
  */
-final class StateClaims implements ClaimSpace<Claim, Verdict> {
+final class StateClaimSpace implements ClaimSpace<VersionClaim, Verdict> {
 
 	static final String NAME = "state";
 
@@ -32,7 +32,7 @@ final class StateClaims implements ClaimSpace<Claim, Verdict> {
 	 * @param patience how long the read-back is retried while ClickHouse does not answer (an
 	 * INSERT whose answer was lost may have been written)
 	 */
-	StateClaims(ChangelogRepository repository, long fromBlock, Duration patience) {
+	StateClaimSpace(ChangelogRepository repository, long fromBlock, Duration patience) {
 		this.repository = repository;
 		this.fromBlock = fromBlock;
 		this.patience = patience;
@@ -44,22 +44,22 @@ final class StateClaims implements ClaimSpace<Claim, Verdict> {
 	}
 
 	@Override
-	public ClaimKey key(Claim claim) {
+	public ClaimKey key(VersionClaim claim) {
 		return claim.key();
 	}
 
 	@Override
-	public UUID id(Claim claim) {
+	public UUID id(VersionClaim claim) {
 		return claim.claimId();
 	}
 
 	@Override
-	public Map<Claim, Verdict> byCommitOrder(List<Claim> claims) {
+	public Map<VersionClaim, Verdict> byCommitOrder(List<VersionClaim> claims) {
 		return ReadBack.withPatience(() -> this.repository.verdicts(claims, this.fromBlock), this.patience);
 	}
 
 	@Override
-	public Map<Claim, Verdict> byHolders(List<Claim> claims, Map<ClaimKey, @Nullable UUID> holders) {
+	public Map<VersionClaim, Verdict> byHolders(List<VersionClaim> claims, Map<ClaimKey, @Nullable UUID> holders) {
 		return ReadBack.withPatience(() -> this.repository.verdictsByHolders(claims, holders), this.patience);
 	}
 

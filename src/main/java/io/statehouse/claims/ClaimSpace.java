@@ -1,4 +1,4 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.util.List;
 import java.util.Map;
@@ -23,15 +23,6 @@ public interface ClaimSpace<C, V> {
 
 	/** Tells this claim apart from every other claim of its key. */
 	UUID id(C claim);
-
-	/**
-	 * The claims an arbiter of record may record, once their rows are durable: a claim whose row
-	 * changed nothing (a lock renewal written after the lease lapsed) or was not written takes no
-	 * key. Commit order records nothing and does not ask.
-	 */
-	default List<C> recordable(List<C> claims) {
-		return claims;
-	}
 
 	/**
 	 * The verdicts of the claims' own table: the first committed claim of each key wins (one read

@@ -1,10 +1,12 @@
-package io.statehouse.clickhouse;
+package io.statehouse.claims;
 
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+
+import org.springframework.boot.health.contributor.Health;
 
 /**
  * Decides which claim wins each key — a version of a state, a slot of a lock — among claims
@@ -36,21 +38,22 @@ public interface ClaimArbiter {
 	<C, V> Map<C, V> settle(ClaimSpace<C, V> space, List<C> claims, long decidedAt);
 
 	/**
-	 * A SQL condition, true for a row whose claim holds its key: always, by commit order (the
-	 * query itself ranks rows by commit order); only the recorded winner, by Keeper.
+	 * The condition that a row's claim holds its key: always, by commit order (the query itself
+	 * ranks rows by commit order); only the recorded winner, by Keeper.
 	 * @param space the claims' space ({@link ClaimSpace#name()})
 	 * @param columns the row's claim, as SQL expressions
 	 * @param candidates {@code FROM … WHERE …} of every row the condition is asked of (a superset
 	 * will do): Keeper looks up only their keys
 	 */
-	String holds(String space, ClaimColumns columns, String candidates);
+	ClaimFilter holds(String space, ClaimColumns columns, String candidates);
 
 	/**
-	 * What a statement that asks {@link #holds} ends with, so that it waits for the arbiter no
-	 * longer than its statements do: a {@code SETTINGS} clause by Keeper (without a Keeper
-	 * session ClickHouse would otherwise retry for minutes), nothing by commit order.
+	 * What a statement that asks {@link #holds}, or reads a table in Keeper, ends with, so that it
+	 * waits for the arbiter no longer than the arbiter's own statements do: a {@code SETTINGS}
+	 * clause by Keeper (without a Keeper session ClickHouse would otherwise retry for minutes),
+	 * nothing by commit order.
 	 */
-	String settings();
+	SettingsClause settings();
 
 	/**
 	 * The keys among {@code keys} that a claim holds by this arbiter's record, with their holders.
@@ -73,6 +76,13 @@ public interface ClaimArbiter {
 	 * arbiter holds only the recent tail. Commit order keeps nothing to forget.
 	 */
 	void forget(String space, Collection<ClaimKey> keys);
+
+	/**
+	 * Who decides, and whether claims can be decided now (the {@code coordination} health, its
+	 * {@code arbiter} detail): by commit order always (ClickHouse's own health says whether it
+	 * answers); by Keeper only while ClickHouse has a Keeper session.
+	 */
+	Health health();
 
 	/**
 	 * How a claim's key is spelled in a table's rows.

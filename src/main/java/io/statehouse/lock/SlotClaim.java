@@ -29,23 +29,24 @@ import org.jspecify.annotations.Nullable;
  * @param keepsExpiry whether the lease keeps its expiry ({@code lapsesAt}): the admission of a
  * fenced write changes nothing else
  */
-record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, String grantedTo, Duration ttl,
-		long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt, boolean writes, boolean keepsExpiry) {
+record SlotClaim(String id, long slot, Kind kind, UUID claimId, UUID token, String owner, String grantedTo,
+		Duration ttl, long fencing, @Nullable Instant acquiredAt, @Nullable Instant lapsesAt, boolean writes,
+		boolean keepsExpiry) {
 
 	/**
 	 * A grant. It carries on whether writes were admitted from the lease before: until its own
 	 * fence is durable, a write of that lease may still land, and if this lease lapses first, the
 	 * grant after it must fence instead.
 	 */
-	static Claim acquire(String id, @Nullable LockRecord previous, String owner, String grantedTo, Duration ttl) {
+	static SlotClaim acquire(String id, @Nullable LockRecord previous, String owner, String grantedTo, Duration ttl) {
 		long slot = (previous != null) ? previous.slot() : 0;
 		long fencing = (previous != null) ? previous.fencing() : 0;
 		boolean writes = previous != null && previous.writes();
-		return new Claim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, grantedTo, ttl,
+		return new SlotClaim(id, slot + 1, Kind.ACQUIRE, UUID.randomUUID(), UUID.randomUUID(), owner, grantedTo, ttl,
 				fencing + 1, null, null, writes, false);
 	}
 
-	static Claim renew(LockRecord holder, Duration ttl) {
+	static SlotClaim renew(LockRecord holder, Duration ttl) {
 		return change(holder, Kind.RENEW, ttl, holder.writes(), false);
 	}
 
@@ -53,21 +54,21 @@ record Claim(String id, long slot, Kind kind, UUID claimId, UUID token, String o
 	 * A renewal once the grant's fence is durable: no write of an earlier lease can land any more,
 	 * and this lease has admitted none yet.
 	 */
-	static Claim renewFenced(LockRecord holder) {
+	static SlotClaim renewFenced(LockRecord holder) {
 		return change(holder, Kind.RENEW, holder.ttl(), false, false);
 	}
 
 	/** Records that a fenced write is admitted under the lease: a renewal that keeps its expiry. */
-	static Claim admitWrites(LockRecord holder) {
+	static SlotClaim admitWrites(LockRecord holder) {
 		return change(holder, Kind.RENEW, holder.ttl(), true, true);
 	}
 
-	static Claim release(LockRecord holder) {
+	static SlotClaim release(LockRecord holder) {
 		return change(holder, Kind.RELEASE, Duration.ZERO, holder.writes(), false);
 	}
 
-	private static Claim change(LockRecord holder, Kind kind, Duration ttl, boolean writes, boolean keepsExpiry) {
-		return new Claim(holder.id(), holder.slot() + 1, kind, UUID.randomUUID(), holder.token(), holder.owner(),
+	private static SlotClaim change(LockRecord holder, Kind kind, Duration ttl, boolean writes, boolean keepsExpiry) {
+		return new SlotClaim(holder.id(), holder.slot() + 1, kind, UUID.randomUUID(), holder.token(), holder.owner(),
 				holder.grantedTo(), ttl, holder.fencing(), holder.acquiredAt(), holder.expiresAt(), writes, keepsExpiry);
 	}
 
