@@ -77,7 +77,9 @@ class ClaimReadBackTests {
 		assertThat(staleReadBacks.get()).as("the read-back did not show the grant").isPositive();
 		assertThat(unread.status()).as("%s", unread).isEqualTo(503);
 		assertThat(unread.header("Retry-After")).isPresent();
-		assertThat(took).as("the change timeout, and the withdrawal").isLessThan(Duration.ofSeconds(5));
+		// The 2 s change timeout and the withdrawal, with room for a loaded machine (7.8 s seen at a load
+		// of 30): still well apart from the 30 s any unbounded wait would reach first.
+		assertThat(took).as("the change timeout, and the withdrawal").isLessThan(Duration.ofSeconds(12));
 		watched = null;
 		assertThat(this.client.get("/locks/" + id).status()).as("the grant was withdrawn").isEqualTo(404);
 		assertThat(this.client.acquire(id, "next", 60, 0).status()).isEqualTo(201);
