@@ -37,6 +37,8 @@ final class Service implements AutoCloseable {
 				.setMaxConnTotal(connections)
 				.setMaxConnPerRoute(connections)
 				.build())
+			// Every answer counts as it came: a 503 retried quietly would hide an error.
+			.disableAutomaticRetries()
 			.build();
 		this.baseUrl = "http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort();
 	}
