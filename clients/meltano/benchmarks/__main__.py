@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 import tempfile
+import typing as t
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -21,12 +22,16 @@ import structlog
 from benchmarks import cycle, meltano_run, report, statehouse
 
 
-def positive(text: str) -> int:
-    """An argument that must be at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, was {value}")
-    return value
+def at_least(least: int) -> t.Callable[[str], int]:
+    """An integer argument no smaller than ``least``."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, was {value}")
+        return value
+
+    return parse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,12 +39,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--jar", type=Path, required=True, help="the Statehouse jar")
     parser.add_argument("--scratch", type=Path, help="working directory (default: a new one)")
-    parser.add_argument("--rounds", type=positive, default=1, help="rounds of the cycle part")
-    parser.add_argument("--cycles", type=positive, default=3, help="cycles per backend per round")
-    parser.add_argument("--runs", type=positive, default=1, help="`meltano run`s per backend")
-    parser.add_argument("--rows", type=positive, default=5, help="rows the pipeline extracts")
+    parser.add_argument("--rounds", type=at_least(1), default=1, help="rounds of the cycle part")
     parser.add_argument(
-        "--warmup-runs", type=int, default=1, help="untimed `meltano run`s per backend first"
+        "--cycles", type=at_least(1), default=3, help="cycles per backend per round"
+    )
+    parser.add_argument("--runs", type=at_least(1), default=1, help="`meltano run`s per backend")
+    parser.add_argument("--rows", type=at_least(1), default=5, help="rows the pipeline extracts")
+    parser.add_argument(
+        "--warmup-runs",
+        type=at_least(0),
+        default=1,
+        help="untimed `meltano run`s per backend first",
     )
     parser.add_argument(
         "--require-goals", action="store_true", help="exit 1 when a goal is not met"

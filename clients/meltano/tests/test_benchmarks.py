@@ -52,6 +52,9 @@ def test_command_line_defaults_are_a_smoke_run(tmp_path: Path) -> None:
     assert (args.rounds, args.cycles, args.runs, args.warmup_runs) == (1, 3, 1, 1)
     with pytest.raises(SystemExit):
         parse_args(["--jar", "x", "--cycles", "0"])
+    with pytest.raises(SystemExit):
+        parse_args(["--jar", "x", "--warmup-runs", "-1"])
+    assert parse_args(["--jar", "x", "--warmup-runs", "0"]).warmup_runs == 0
 
 
 def test_benchmark_measures_every_backend_and_reports_both_goals(
