@@ -67,6 +67,7 @@ class Statehouse:
     admin_token: str
     dev_token: str
     log: Path
+    engine_password: str
     http: urllib3.PoolManager = field(default_factory=lambda: urllib3.PoolManager(maxsize=4))
 
     @property
@@ -135,13 +136,18 @@ class Launch:
     log: Path
     admin_token: str
     dev_token: str
+    engine_password: str
     service: Statehouse | None = None
 
     def ready(self) -> Statehouse:
         if self.service is None:
             port = _wait_for_port(self.process, self.log, timeout=300)
             service = Statehouse(
-                port=port, admin_token=self.admin_token, dev_token=self.dev_token, log=self.log
+                port=port,
+                admin_token=self.admin_token,
+                dev_token=self.dev_token,
+                log=self.log,
+                engine_password=self.engine_password,
             )
             _wait_until_ready(service, timeout=120)
             self.service = service
@@ -158,8 +164,10 @@ def statehouse_launch(
     if not jar or not Path(jar).is_file():
         pytest.fail(f"--statehouse-jar must name the built jar (got {jar!r})")
     home = tmp_path_factory.mktemp("statehouse")
-    admin, dev = _secret(), _secret()
-    env = {**os.environ}
+    admin, dev, engine_password = _secret(), _secret(), _secret()
+    # A password of our own for the embedded engine (rather than a random one nobody knows), so
+    # that the benchmark's smoke test can reach the engine's ClickHouse HTTP interface.
+    env = {**os.environ, "STATEHOUSE_CLICKHOUSE_EMBEDDED_PASSWORD": engine_password}
     for index, (name, secret, scopes, ids) in enumerate(
         [
             ("meltano-admin", admin, "read,write,admin", "*"),
@@ -192,7 +200,13 @@ def statehouse_launch(
             stderr=subprocess.STDOUT,
         )
     try:
-        yield Launch(process=process, log=log, admin_token=admin, dev_token=dev)
+        yield Launch(
+            process=process,
+            log=log,
+            admin_token=admin,
+            dev_token=dev,
+            engine_password=engine_password,
+        )
     finally:
         process.terminate()
         try:

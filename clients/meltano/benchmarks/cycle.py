@@ -1,0 +1,196 @@
+"""Meltano's state cycle for one bookmark, as ``StateStoreManager.update`` runs it for a partial
+state: acquire the lock, get, merge with Meltano's own ``merge_partial``, set, release.
+
+Three backends on one machine, driven by that same ``update`` (Meltano's, final): the plugin on
+a Statehouse on its embedded default (a lease per cycle: ``POST /locks``, ``GET``, ``PUT`` with
+``If-Match`` and ``Lock-Token``, ``DELETE /locks``), Meltano's local filesystem backend, and the
+ClickHouse backend's algorithm on Statehouse's own engine. The first two are made by Meltano's
+``StateBackend`` from their URI schemes, as ``meltano`` makes them. Outside a run, so the plugin
+takes and releases its lease in every cycle (inside ``meltano run`` it holds one for the run).
+Uncontended, one id per backend, one caller. Each round runs its cycles with the backends taking
+turns cycle by cycle, in an order that rotates from round to round, so that a change in the
+machine's load falls on all of them.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+import time
+import typing as t
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from meltano.core.state_store import StateBackend
+from meltano.core.state_store.base import MeltanoState, StateStoreManager
+
+from benchmarks.clickhouse_backend import ClickHouseHttp, SettleStateStoreManager
+from benchmarks.statehouse import BenchmarkError
+
+if t.TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+
+    from benchmarks.statehouse import Service
+
+# Meltano's defaults (state_backend.lock_timeout_seconds, .lock_retry_seconds), which it passes to
+# every backend it makes.
+MELTANO_LOCK_SETTINGS = {"lock_timeout_seconds": 10, "lock_retry_seconds": 1}
+
+# A completed state of a few streams, as a run leaves it.
+COMPLETED: dict[str, t.Any] = {
+    "singer_state": {
+        "bookmarks": {
+            "issues": {
+                "replication_key": "updated_at",
+                "replication_key_value": "2026-11-01T00:00:00Z",
+            },
+            "pull_requests": {
+                "replication_key": "updated_at",
+                "replication_key_value": "2026-11-01T00:00:00Z",
+            },
+            "commits": {
+                "replication_key": "committed_at",
+                "replication_key_value": "2026-11-01T00:00:00Z",
+            },
+        },
+        "currently_syncing": None,
+    }
+}
+
+
+def bookmark(n: int) -> dict[str, t.Any]:
+    """The partial state one STATE message of a run brings."""
+    return {
+        "singer_state": {
+            "bookmarks": {
+                "issues": {
+                    "replication_key": "updated_at",
+                    "replication_key_value": f"2026-11-30T00:00:{n % 60:02d}Z",
+                    "n": n,
+                }
+            }
+        }
+    }
+
+
+class Clocked(StateStoreManager):
+    """A backend as Meltano's ``update`` drives it, its lock's acquire and release timed.
+
+    Every call goes to the backend; ``acquire_lock`` wraps the backend's own, so that ``update``
+    runs the backend's lock, get and set exactly as it would run them on the backend itself.
+    """
+
+    def __init__(self, backend: StateStoreManager) -> None:
+        """Wrap ``backend``."""
+        super().__init__()
+        self.backend = backend
+        self.lock_seconds = 0.0  # acquire + release of the last scope
+
+    @property
+    def label(self) -> str:
+        return self.backend.label
+
+    def get(self, state_id: str) -> MeltanoState | None:
+        return self.backend.get(state_id)
+
+    def set(self, state: MeltanoState) -> None:
+        self.backend.set(state)
+
+    def delete(self, state_id: str) -> None:
+        self.backend.delete(state_id)
+
+    def get_state_ids(self, pattern: str | None = None) -> Iterable[str]:
+        return self.backend.get_state_ids(pattern)
+
+    @contextmanager
+    def acquire_lock(self, state_id: str, *, retry_seconds: float) -> Iterator[None]:
+        began = time.perf_counter()
+        with self.backend.acquire_lock(state_id, retry_seconds=retry_seconds):
+            acquired = time.perf_counter() - began
+            try:
+                yield
+            finally:
+                releasing = time.perf_counter()
+        self.lock_seconds = acquired + time.perf_counter() - releasing
+
+
+@dataclass
+class Side:
+    """One backend and what its cycles took (seconds)."""
+
+    name: str
+    backend: StateStoreManager
+    cycles: list[float] = field(default_factory=list)
+    locks: list[float] = field(default_factory=list)
+    round_cycles: list[list[float]] = field(default_factory=list)
+
+
+def backends(service: Service, state_dir: Path) -> list[Side]:
+    """The three backends: the plugin and Meltano's filesystem backend made by Meltano from
+    their URIs, the ClickHouse backend's algorithm on the Statehouse's embedded engine."""
+    plugin = StateBackend.get_manager_factory(scheme="statehouse")(
+        uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
+    )
+    state_dir.mkdir(parents=True, exist_ok=True)
+    filesystem = StateBackend.get_manager_factory(scheme="file")(
+        uri=state_dir.resolve().as_uri(), **MELTANO_LOCK_SETTINGS
+    )
+    settle = SettleStateStoreManager(
+        ClickHouseHttp(service.engine_url(), "default", service.engine_password)
+    )
+    return [
+        Side("Statehouse plugin", plugin),
+        Side("Meltano local filesystem", filesystem),
+        Side("ClickHouse backend (1 s settle)", settle),
+    ]
+
+
+def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
+    """Run ``rounds`` rounds of ``cycles`` cycles per backend, recording each into its side.
+
+    Raises:
+        BenchmarkError: a backend did not store what the cycles wrote.
+    """
+    state_id = f"dev:tap-github-to-target-postgres:bench-{secrets.token_hex(4)}"
+    clocks = {side.name: Clocked(side.backend) for side in sides}
+    # Not timed: the completed state a run leaves (which also opens the connections).
+    for side in sides:
+        clocks[side.name].update(
+            MeltanoState(state_id, partial_state={}, completed_state=copy.deepcopy(COMPLETED))
+        )
+    n = 0
+    for round_number in range(rounds):
+        turn = round_number % len(sides)
+        order = sides[turn:] + sides[:turn]
+        for side in sides:
+            side.round_cycles.append([])
+        for _ in range(cycles):
+            n += 1
+            for side in order:
+                clocked = clocks[side.name]
+                state = MeltanoState(state_id, partial_state=bookmark(n), completed_state={})
+                began = time.perf_counter()
+                clocked.update(state)
+                elapsed = time.perf_counter() - began
+                side.cycles.append(elapsed)
+                side.round_cycles[-1].append(elapsed)
+                side.locks.append(clocked.lock_seconds)
+        for side in sides:
+            _check(side, state_id, n)
+
+
+def _check(side: Side, state_id: str, n: int) -> None:
+    stored = side.backend.get(state_id)
+    if stored is None or stored.completed_state != COMPLETED:
+        raise BenchmarkError(f"{side.name}: the completed state was not kept: {stored}")
+    expected = bookmark(n)["singer_state"]["bookmarks"]["issues"]
+    found = (stored.partial_state or {}).get("singer_state", {}).get("bookmarks", {})
+    if found.get("issues") != expected:
+        raise BenchmarkError(f"{side.name}: the last partial state was not merged: {stored}")
+
+
+def close(sides: list[Side]) -> None:
+    """Close every backend's connections."""
+    for side in sides:
+        side.backend.close()

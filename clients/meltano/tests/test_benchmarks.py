@@ -1,0 +1,99 @@
+"""The benchmark (benchmarks/, issue #22) at its smallest, on the session's Statehouse and
+project, so that it keeps working; and its arithmetic."""
+
+from __future__ import annotations
+
+import typing as t
+
+import pytest
+
+from benchmarks import cycle, meltano_run, report
+from benchmarks.__main__ import parse_args
+from benchmarks.clickhouse_backend import SETTLE_SECONDS
+from benchmarks.statehouse import Service
+
+if t.TYPE_CHECKING:
+    from pathlib import Path
+
+    from conftest import MeltanoProject, Statehouse
+
+
+def test_percentile_is_the_nearest_rank() -> None:
+    values = [5.0, 1.0, 4.0, 2.0, 3.0]
+    assert report.percentile(values, 0.5) == 3.0
+    assert report.percentile(values, 0.99) == 5.0
+    assert report.percentile(values, 0.2) == 1.0
+    assert report.percentile([7.0], 0.99) == 7.0
+    with pytest.raises(ValueError, match="no values"):
+        report.percentile([], 0.5)
+
+
+def test_run_verdict_is_the_difference_of_the_medians_either_way() -> None:
+    assert report.run_verdict([10.3, 10.4, 99.0], [10.0, 1.0, 10.0]).met
+    slower = report.run_verdict([10.6], [10.0])
+    assert slower.value == pytest.approx(6.0)
+    assert not slower.met
+    assert not report.run_verdict([9.4], [10.0]).met
+
+
+def test_paired_differences_compare_runs_of_the_same_number() -> None:
+    assert report.paired_differences([11.0, 4.0], [10.0, 5.0]) == pytest.approx([10.0, -20.0])
+
+
+def test_lock_verdict_is_the_ratio_of_the_p50s() -> None:
+    verdict = report.lock_verdict([0.02, 0.01, 0.9], [1.0, 1.05, 1.02])
+    assert verdict.value == pytest.approx(1.02 / 0.02)
+    assert verdict.met
+    assert not report.lock_verdict([0.03], [1.0]).met
+
+
+def test_command_line_defaults_are_a_smoke_run(tmp_path: Path) -> None:
+    args = parse_args(["--jar", str(tmp_path / "statehouse.jar")])
+    assert (args.rounds, args.cycles, args.runs, args.warmup_runs) == (1, 3, 1, 1)
+    with pytest.raises(SystemExit):
+        parse_args(["--jar", "x", "--cycles", "0"])
+    with pytest.raises(SystemExit):
+        parse_args(["--jar", "x", "--warmup-runs", "-1"])
+    assert parse_args(["--jar", "x", "--warmup-runs", "0"]).warmup_runs == 0
+
+
+def test_benchmark_measures_every_backend_and_reports_both_goals(
+    meltano_project: MeltanoProject, statehouse: Statehouse, tmp_path: Path
+) -> None:
+    service = Service(statehouse.port, statehouse.admin_token, statehouse.engine_password)
+
+    sides = cycle.backends(service, tmp_path / "cycle-state")
+    try:
+        cycle.measure(sides, rounds=1, cycles=2)
+    finally:
+        cycle.close(sides)
+    pipelines = meltano_run.backends(service, tmp_path / "run-state")
+    try:
+        meltano_run.measure(
+            meltano_project.root,
+            meltano_project.env,
+            pipelines,
+            tmp_path / "runs",
+            runs=1,
+            rows=2,
+            warmup_runs=0,
+        )
+    finally:
+        meltano_run.close(pipelines)
+
+    _, filesystem, settle = sides
+    for side in sides:
+        assert len(side.cycles) == len(side.locks) == 2
+        assert all(0 < lock < whole for lock, whole in zip(side.locks, side.cycles, strict=True))
+    # The settle lock did settle; Meltano's filesystem lock is files on this machine.
+    assert min(settle.locks) >= SETTLE_SECONDS
+    assert max(filesystem.locks) < SETTLE_SECONDS
+    assert [len(backend.times) for backend in pipelines] == [1, 1]
+
+    cycles = report.cycles_table(sides, rounds=1, cycles=2)
+    runs = report.runs_table(pipelines, rows=2, warmup_runs=0)
+    assert "| Statehouse plugin | 2 |" in cycles
+    assert "| ClickHouse backend (1 s settle) | 2 |" in cycles
+    assert "goal ≥ 50x" in cycles
+    assert "| Meltano local filesystem | 1 |" in runs
+    assert "goal within ±5 %" in runs
