@@ -22,22 +22,12 @@ import proxy as proxies
 import pytest
 import urllib3
 
+from benchmarks.meltano_run import MELTANO, QUIET_MELTANO
 from meltano_state_backend_statehouse import StatehouseStateStoreManager
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STARTED = re.compile(r"Tomcat started on port (\d+)")
-# The Meltano CLI as its console script runs it (run as a module, so that it works from any venv).
-MELTANO = "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
-
-
 PRISTINE_DB = "pristine-meltano.db"
-QUIET_MELTANO = {
-    "MELTANO_SEND_ANONYMOUS_USAGE_STATS": "false",
-    "MELTANO_DISABLE_TRACKING": "true",
-    "MELTANO_CLI_DISABLE_VERSION_CHECK": "true",
-    "MELTANO_CLI_LOG_LEVEL": "info",
-    "NO_COLOR": "1",
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
