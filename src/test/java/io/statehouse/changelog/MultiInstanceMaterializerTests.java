@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -145,7 +146,14 @@ class MultiInstanceMaterializerTests {
 				workers.add(thread);
 				thread.start();
 			}
-			Thread.sleep(10_000);
+			// At least ten seconds of materializing beside the chains, and at least a hundred writes
+			// however slow the machine is (74 in ten seconds at a load of 20).
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+			while ((System.nanoTime() < until || writes.get() <= 100) && System.nanoTime() < giveUp
+					&& problems.isEmpty()) {
+				Thread.sleep(100);
+			}
 			stop.set(true);
 			for (Thread worker : workers) {
 				worker.join();
