@@ -1,5 +1,6 @@
 package io.statehouse.lock;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -8,6 +9,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -75,20 +77,21 @@ class LockMetricsTests {
 	void aWaiterGrantedOnceTheHolderReleasesIsCountedWithItsWait() throws Exception {
 		String token = this.client.acquire("metrics:wait", "run-1", 30, 0).token();
 		Thread releaser = new Thread(() -> {
-			try {
-				Thread.sleep(300);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			// Released once the second acquisition waits, however late its request arrives.
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(30))
+				.until(() -> this.meters.get("statehouse.locks.waiting").gauge().value() >= 1);
 			this.client.delete("/locks/metrics:wait", "Lock-Token", token);
 		});
 		long waitsBefore = this.meters.get("statehouse.locks.wait").timer().count();
 		releaser.start();
 		assertThat(this.client.acquire("metrics:wait", "run-2", 30, 10).status()).isEqualTo(201);
 		releaser.join();
-		assertThat(count("statehouse.locks.acquisitions", "outcome", "granted_after_wait")).isEqualTo(1);
-		assertThat(this.meters.get("statehouse.locks.wait").timer().count()).isEqualTo(waitsBefore + 1);
+		// Counted when the wait completes, which may be just after the answer went out.
+		Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			assertThat(count("statehouse.locks.acquisitions", "outcome", "granted_after_wait")).isEqualTo(1);
+			assertThat(this.meters.get("statehouse.locks.wait").timer().count()).isEqualTo(waitsBefore + 1);
+		});
 	}
 
 	/** Counts of the lock counters before the test: the tests share the application's registry. */
