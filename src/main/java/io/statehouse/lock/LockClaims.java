@@ -1,18 +1,26 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.UUID;
-import java.util.function.Function;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.statehouse.lock.LockRules.Acquire;
+import io.statehouse.lock.LockRules.AdmitWrites;
+import io.statehouse.lock.LockRules.ByHolder;
+import io.statehouse.lock.LockRules.Decision;
+import io.statehouse.lock.LockRules.Release;
+import io.statehouse.lock.LockRules.Renew;
+import io.statehouse.lock.LockRules.RenewFenced;
+import io.statehouse.lock.LockRules.Verdict;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
 
 /**
- * How a lock changes: every change — grant, renewal, release, the admission of fenced writes —
+ * How a lock changes, as {@link LockRules} decides it: every change — grant, renewal, release, the admission of fenced writes —
  * claims the next slot of that id, and the {@link LockRepository} decides which claim wins it. So a renewal
  * racing an acquisition after expiry is decided like two acquisitions: exactly one wins, and
  * the loser looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
@@ -59,26 +67,27 @@ class LockClaims {
 	 * show who won (reads behind the lock's changes), or an outcome is not known
 	 */
 	Attempt grant(String id, String owner, String grantedTo, Duration ttl, Deadline deadline) {
+		Acquire acquire = new Acquire(owner, grantedTo, ttl);
 		Known known = this.claimed.getIfPresent(id);
-		LockRecord previous = (known != null) ? known.record() : null;
-		long decidedAt = (known != null) ? known.decidedAt() : 0;
-		boolean free = previous != null && !previous.isLease();
+		// A release this instance won is the lock as it is, unless a claim got there first: then this one loses.
+		boolean released = known != null && !known.record().isLease();
+		LockSnapshot lock = released ? new LockSnapshot(known.record(), false) : null;
+		long decidedAt = released ? known.decidedAt() : 0;
 		boolean lost = false;
 		Retries retries = new Retries(deadline);
 		while (true) {
-			if (!free) {
+			if (lock == null) {
 				decidedAt = System.nanoTime();
-				LockSnapshot lock = this.repository.read(id);
-				LockRecord holder = lock.holder();
-				if (holder != null) {
-					return new Attempt(null, holder);
-				}
-				previous = lock.latest();
+				lock = this.repository.read(id);
+			}
+			Decision decision = LockRules.decide(id, lock, acquire);
+			if (decision.verdict() == Verdict.HELD) {
+				return new Attempt(null, decision.holder());
 			}
 			if (lost && deadline.passed()) {
 				throw behind(id);
 			}
-			SlotClaim grant = SlotClaim.acquire(id, previous, owner, grantedTo, ttl);
+			SlotClaim grant = decision.claim(id);
 			LockRecord granted;
 			try {
 				granted = claim(grant, decidedAt, deadline);
@@ -88,13 +97,12 @@ class LockClaims {
 				throw ex;
 			}
 			if (granted != null) {
-				if (previous != null && previous.isLease()) {
-					// Nobody released the previous lease: it lapsed.
+				if (decision.verdict() == Verdict.TAKE_OVER) {
 					this.metrics.takeover();
 				}
 				return new Attempt(granted, null);
 			}
-			free = false;
+			lock = null;
 			lost = true;
 			retries.pause();
 		}
@@ -116,7 +124,7 @@ class LockClaims {
 	 */
 	void withdraw(String id, UUID token, Deadline deadline) {
 		try {
-			release(id, token, false, deadline.orAtLeast(WITHDRAWAL));
+			release(id, token, deadline.orAtLeast(WITHDRAWAL));
 		}
 		catch (LockNotFoundException | LockConflictException ex) {
 			// It did not win, ended on its own, or was released by force: nothing of it is held.
@@ -128,7 +136,7 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord renew(String id, UUID token, @Nullable Duration ttl, Deadline deadline) {
-		return renew(id, token, (holder) -> SlotClaim.renew(holder, (ttl != null) ? ttl : holder.ttl()), 0, deadline);
+		return change(id, new Renew(token, ttl), null, 0, deadline);
 	}
 
 	/**
@@ -142,85 +150,26 @@ class LockClaims {
 	 */
 	@Nullable LockRecord renewFenced(LockRecord granted, Deadline deadline) {
 		Known known = this.claimed.getIfPresent(granted.id());
-		if (known != null && known.record().claimId().equals(granted.claimId())) {
-			LockRecord renewed = claim(SlotClaim.renewFenced(granted), known.decidedAt(), deadline);
-			if (renewed != null) {
-				return renewed;
-			}
-		}
+		Known remembered = (known != null && known.record().claimId().equals(granted.claimId())) ? known : null;
 		try {
-			return renew(granted.id(), granted.token(), SlotClaim::renewFenced, granted.slot(), deadline);
+			return change(granted.id(), new RenewFenced(granted.token()), remembered, granted.slot(), deadline);
 		}
 		catch (LockConflictException ex) {
 			return null;
 		}
 	}
 
-	/** @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated */
-	private LockRecord renew(String id, UUID token, Function<LockRecord, SlotClaim> renewal, long wonSlot,
-			Deadline deadline) {
-		boolean lost = false;
-		Retries retries = new Retries(deadline);
-		while (true) {
-			long decidedAt = System.nanoTime();
-			LockSnapshot lock = this.repository.read(id);
-			LockRecord latest = lock.latest();
-			if (wonSlot > 0 && (latest == null || latest.slot() < wonSlot)) {
-				if (deadline.passed()) {
-					throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stayed behind slot "
-							+ wonSlot + " that this instance won until the request's deadline");
-				}
-				retries.pause();
-				continue;
-			}
-			LockRecord holder = holderOrConflict(id, lock, token);
-			if (lost && deadline.passed()) {
-				throw behind(id);
-			}
-			LockRecord renewed = claim(renewal.apply(holder), decidedAt, deadline);
-			if (renewed != null) {
-				return renewed;
-			}
-			lost = true;
-			retries.pause();
-		}
-	}
-
 	/**
-	 * Releases the lock: the holder's token, or {@code force} for whatever holds it. A release
-	 * written once the lease has lapsed is void and loses: the next read finds that the lease
-	 * ended on its own.
+	 * Releases the lock: the holder's token, or whatever holds it if {@code token} is {@code null}
+	 * (force). A release written once the lease has lapsed is void and loses: the next read finds
+	 * that the lease ended on its own.
 	 * @throws LockNotFoundException when no live lock exists
 	 * @throws LockConflictException when the token does not hold it
 	 */
-	void release(String id, @Nullable UUID token, boolean force, Deadline deadline) {
-		Known known = force ? null : this.claimed.getIfPresent(id);
-		LockRecord holder = (known != null) ? known.record() : null;
-		long decidedAt = (known != null) ? known.decidedAt() : 0;
-		boolean granted = holder != null && holder.isLease() && holder.token().equals(token);
-		boolean lost = false;
-		Retries retries = new Retries(deadline);
-		while (true) {
-			if (!granted) {
-				decidedAt = System.nanoTime();
-				holder = this.repository.read(id).holder();
-				if (holder == null) {
-					throw LockNotFoundException.forId(id);
-				}
-				if (!force && !holder.token().equals(token)) {
-					throw LockConflictException.notHolder(id);
-				}
-			}
-			if (lost && deadline.passed()) {
-				throw behind(id);
-			}
-			if (claim(SlotClaim.release(holder), decidedAt, deadline) != null) {
-				return;
-			}
-			granted = false;
-			lost = true;
-			retries.pause();
-		}
+	void release(String id, @Nullable UUID token, Deadline deadline) {
+		Known known = (token != null) ? this.claimed.getIfPresent(id) : null;
+		boolean granted = known != null && known.record().isLease() && known.record().token().equals(token);
+		change(id, new Release(token), granted ? known : null, 0, deadline);
 	}
 
 	/**
@@ -232,21 +181,52 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord admitWrites(String id, UUID token, Deadline deadline) {
+		return change(id, new AdmitWrites(token), null, 0, deadline);
+	}
+
+	/**
+	 * Decides a change of a lease and claims the slot it writes; decides again from a fresh read
+	 * when another claim won the slot first.
+	 * @param remembered the lease as this instance last changed it, to decide from without reading
+	 * first; {@code null} to read
+	 * @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated
+	 * @return the lease as changed, or as it is when it had what was asked already
+	 * @throws LockNotFoundException when no live lock exists
+	 * @throws LockConflictException when the token does not hold it
+	 */
+	private LockRecord change(String id, ByHolder change, @Nullable Known remembered, long wonSlot, Deadline deadline) {
+		LockSnapshot lock = (remembered != null) ? new LockSnapshot(remembered.record(), true) : null;
+		long decidedAt = (remembered != null) ? remembered.decidedAt() : 0;
 		boolean lost = false;
 		Retries retries = new Retries(deadline);
 		while (true) {
-			long decidedAt = System.nanoTime();
-			LockRecord holder = holderOrConflict(id, this.repository.read(id), token);
-			if (holder.writes() && holder.kind() != LockRecord.Kind.ACQUIRE) {
-				return holder;
+			if (lock == null) {
+				decidedAt = System.nanoTime();
+				lock = this.repository.read(id);
+				LockRecord latest = lock.latest();
+				if (wonSlot > 0 && (latest == null || latest.slot() < wonSlot)) {
+					if (deadline.passed()) {
+						throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stayed behind slot "
+								+ wonSlot + " that this instance won until the request's deadline");
+					}
+					lock = null;
+					retries.pause();
+					continue;
+				}
 			}
+			Decision decision = LockRules.decide(id, lock, change);
+			if (decision.verdict() == Verdict.UNCHANGED) {
+				return Objects.requireNonNull(decision.holder());
+			}
+			SlotClaim claim = decision.claim(id);
 			if (lost && deadline.passed()) {
 				throw behind(id);
 			}
-			LockRecord admitted = claim(SlotClaim.admitWrites(holder), decidedAt, deadline);
-			if (admitted != null) {
-				return admitted;
+			LockRecord won = claim(claim, decidedAt, deadline);
+			if (won != null) {
+				return won;
 			}
+			lock = null;
 			lost = true;
 			retries.pause();
 		}
@@ -269,14 +249,6 @@ class LockClaims {
 			this.metrics.claimLost();
 		}
 		return won;
-	}
-
-	private static LockRecord holderOrConflict(String id, LockSnapshot lock, UUID token) {
-		LockRecord holder = lock.holder();
-		if (holder == null || !holder.token().equals(token)) {
-			throw LockConflictException.notHolder(id);
-		}
-		return holder;
 	}
 
 	/** A change whose every claim lost until the deadline: its reads never showed the change that won. */

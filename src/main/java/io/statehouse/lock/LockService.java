@@ -192,7 +192,7 @@ public class LockService {
 	 */
 	void release(String id, LockToken token) {
 		try {
-			this.claims.release(id, token.value(), false, Deadline.after(this.changeTimeout));
+			this.claims.release(id, token.value(), Deadline.after(this.changeTimeout));
 		}
 		catch (LockNotFoundException ex) {
 			this.metrics.releasedLapsed();
@@ -207,7 +207,7 @@ public class LockService {
 	 * @throws LockNotFoundException when no live lock exists
 	 */
 	void forceRelease(String id) {
-		this.claims.release(id, null, true, Deadline.after(this.changeTimeout));
+		this.claims.release(id, null, Deadline.after(this.changeTimeout));
 		this.metrics.released(true);
 		this.waiters.wake(id);
 	}
