@@ -261,6 +261,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String historyMaterialized;
 
+	private final String foldClaimed;
+
+	private final String claimedRows;
+
+	private final String replays;
+
+	private final String append;
+
+	private final String verdicts;
+
+	private final String written;
+
 	/**
 	 * @param segmentSeconds the changelog's partitions, as its table was created with
 	 * @param writer names this instance in the rows it writes
@@ -293,6 +305,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		this.listMaterialized = sql(LIST_MATERIALIZED);
 		this.versionMaterialized = sql(VERSION.replace("{held}", "0"));
 		this.historyMaterialized = sql(HISTORY.replace("{held}", "0"));
+		this.foldClaimed = sql(FOLD_CLAIMED);
+		this.claimedRows = sql(CLAIMED_ROWS);
+		this.replays = sql(REPLAYS);
+		this.append = sql(APPEND);
+		this.verdicts = sql(VERDICTS);
+		this.written = sql(WRITTEN);
 	}
 
 	private String sql(String template) {
@@ -343,7 +361,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			if (!recordedLate.isEmpty()) {
 				// The materializer's cut passed these rows before their claims were recorded: fold
 				// them here, so that they stay readable once the tail moves on and truncation comes.
-				this.jdbc.sql(sql(FOLD_CLAIMED)).param("claims", triples(ahead)).update();
+				this.jdbc.sql(this.foldClaimed).param("claims", triples(ahead)).update();
 				newest.putAll(recordedLate);
 				continue;
 			}
@@ -406,7 +424,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	/** The rows of these claims, wherever they are in the changelog. */
 	private Map<String, Head> rows(Map<ClaimKey, UUID> claims) {
 		Map<String, Head> rows = new HashMap<>();
-		this.jdbc.sql(sql(CLAIMED_ROWS))
+		this.jdbc.sql(this.claimedRows)
 			.param("claims", triples(claims))
 			.query(ClickHouseChangelogRepository::head)
 			.list()
@@ -439,7 +457,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		List<String> ids = keys.stream().map(IdempotencyKey::id).distinct().toList();
 		Map<String, List<Row>> rows = new HashMap<>();
 		List<Row> keyed = new ArrayList<>();
-		this.jdbc.sql(sql(REPLAYS)).param("keys", triples).param("ids", ids).query((rs, n) -> {
+		this.jdbc.sql(this.replays).param("keys", triples).param("ids", ids).query((rs, n) -> {
 			Row row = new Row(rs.getString("state_id"), rs.getLong("version"), uuid(rs, "claim_id"), uuid(rs, "parent"),
 					rs.getBoolean("keyed") ? storedState(rs) : null, rs.getString("written_by"),
 					rs.getString("idempotency_key"), rs.getString("idempotency_fingerprint"), rs.getBoolean("created"));
@@ -479,7 +497,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 					(idempotency != null) ? idempotency.fingerprint() : "", claim.claimId(), claim.parent(),
 					claim.created(), this.writer, change.writtenBy() });
 		}
-		this.jdbcTemplate.batchUpdate(sql(APPEND), rows);
+		this.jdbcTemplate.batchUpdate(this.append, rows);
 	}
 
 	@Override
@@ -492,7 +510,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		Map<ClaimKey, Claimed> firsts = new HashMap<>();
 		Map<ClaimKey, UUID> named = new HashMap<>();
 		Map<String, Claimed> materialized = new HashMap<>();
-		this.jdbc.sql(sql(VERDICTS))
+		this.jdbc.sql(this.verdicts)
 			.param("keys", keys)
 			.param("nextKeys", nextKeys)
 			.param("ids", ids)
@@ -564,7 +582,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.toList();
 		Map<UUID, Instant> written = new HashMap<>();
 		if (!won.isEmpty()) {
-			this.jdbc.sql(sql(WRITTEN))
+			this.jdbc.sql(this.written)
 				.param("keys", won.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList())
 				.param("claims", won.stream().map(VersionClaim::claimId).toList())
 				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))

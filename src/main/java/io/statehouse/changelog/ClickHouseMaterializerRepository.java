@@ -136,6 +136,20 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	private final String materialize;
 
+	private final String cut;
+
+	private final String claimed;
+
+	private final String watermark;
+
+	private final String record;
+
+	private final String parts;
+
+	private final String dropPart;
+
+	private final String tailRows;
+
 	/** @param segmentSeconds the changelog's partitions, as its table was created with */
 	ClickHouseMaterializerRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter,
 			long segmentSeconds) {
@@ -144,6 +158,14 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 		this.tail = Tail.of(arbiter);
 		this.segmentSeconds = segmentSeconds;
 		this.materialize = sql(MATERIALIZE.replace("{held}", ChangelogTables.held(arbiter, "{range}").sql()));
+		boolean blocks = this.tail == Tail.BLOCKS;
+		this.cut = sql(blocks ? CUT_BLOCKS : CUT_WRITE_TIME);
+		this.claimed = sql(CLAIMED);
+		this.watermark = sql(WATERMARK);
+		this.record = sql(RECORD);
+		this.parts = sql(blocks ? PARTS : PARTITIONS);
+		this.dropPart = sql(blocks ? DROP_PART : DROP_PARTITION);
+		this.tailRows = sql(TAIL_ROWS);
 	}
 
 	private String sql(String template) {
@@ -167,7 +189,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	@Override
 	public long cut(long fromBlock, Duration decidedAfter) {
-		long cut = this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? CUT_BLOCKS : CUT_WRITE_TIME))
+		long cut = this.jdbc.sql(this.cut)
 			.param("fromBlock", fromBlock)
 			.param("windowMillis", decidedAfter.toMillis())
 			.query(Long.class)
@@ -177,7 +199,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	@Override
 	public List<ClaimKey> claimed(long fromBlock, long toBlock) {
-		return this.jdbc.sql(sql(CLAIMED))
+		return this.jdbc.sql(this.claimed)
 			.param("fromBlock", fromBlock)
 			.param("toBlock", toBlock)
 			.query((rs, n) -> new ClaimKey(rs.getString("state_id"), rs.getLong("version")))
@@ -194,7 +216,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	@Override
 	public Watermark watermark(Duration grace) {
-		return this.jdbc.sql(sql(WATERMARK))
+		return this.jdbc.sql(this.watermark)
 			.param("graceMillis", grace.toMillis())
 			.query((rs, n) -> new Watermark(rs.getLong("cut"), instant(rs, "cut_recorded_at"), rs.getLong("settled_cut"),
 					rs.getLong("floor"), instant(rs, "floor_recorded_at"), rs.getLong("settled_floor"),
@@ -204,22 +226,22 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	@Override
 	public void recordCut(long block) {
-		this.jdbc.sql(sql(RECORD)).params(this.tail.cutKey(), block).update();
+		this.jdbc.sql(this.record).params(this.tail.cutKey(), block).update();
 	}
 
 	@Override
 	public void recordForgotten(long block) {
-		this.jdbc.sql(sql(RECORD)).params(this.tail.forgottenKey(), block).update();
+		this.jdbc.sql(this.record).params(this.tail.forgottenKey(), block).update();
 	}
 
 	@Override
 	public void recordFloor(long block) {
-		this.jdbc.sql(sql(RECORD)).params(this.tail.floorKey(), block).update();
+		this.jdbc.sql(this.record).params(this.tail.floorKey(), block).update();
 	}
 
 	@Override
 	public List<Part> parts(Duration retention) {
-		return this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? PARTS : PARTITIONS))
+		return this.jdbc.sql(this.parts)
 			.param("retentionSeconds", Math.max(1, (retention.toMillis() + 999) / 1000))
 			.param("database", this.schema.database())
 			.param("table", this.schema.tableName("changelog"))
@@ -231,7 +253,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	@Override
 	public boolean dropPart(String name) {
 		try {
-			this.jdbc.sql(sql((this.tail == Tail.BLOCKS) ? DROP_PART : DROP_PARTITION)).params(name).update();
+			this.jdbc.sql(this.dropPart).params(name).update();
 			return true;
 		}
 		catch (DataAccessException ex) {
@@ -244,7 +266,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	@Override
 	public long tailRows(long block) {
-		return this.jdbc.sql(sql(TAIL_ROWS)).param("fromBlock", block).query(Long.class).single();
+		return this.jdbc.sql(this.tailRows).param("fromBlock", block).query(Long.class).single();
 	}
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -103,6 +103,16 @@ class KeeperArbiter implements ClaimArbiter {
 
 	private final Duration timeout;
 
+	private final String settings;
+
+	private final String ping;
+
+	private final String claim;
+
+	private final String holders;
+
+	private final String forget;
+
 	/**
 	 * @param claimWindow how long after its row was written a claim may still be recorded
 	 * @param timeout how long one statement may take (Keeper's answer included)
@@ -113,11 +123,16 @@ class KeeperArbiter implements ClaimArbiter {
 		this.schema = schema;
 		this.claimWindow = claimWindow;
 		this.timeout = timeout;
+		this.settings = SETTINGS.replace("{timeout}", Long.toString(Math.max(1, timeout.toSeconds())));
+		this.ping = sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS {settings}");
+		this.claim = sql(CLAIM);
+		this.holders = sql(HOLDERS);
+		this.forget = sql(FORGET);
 	}
 
 	/** Reads from Keeper (a key no claim has): fails while ClickHouse has no Keeper session. */
 	private void ping() {
-		this.jdbc.sql(sql("SELECT count() FROM {claims} WHERE key = '' SETTINGS {settings}"))
+		this.jdbc.sql(this.ping)
 			.query(Long.class)
 			.single();
 	}
@@ -226,7 +241,7 @@ class KeeperArbiter implements ClaimArbiter {
 
 	@Override
 	public SettingsClause settings() {
-		return new SettingsClause(sql("SETTINGS {settings}"));
+		return new SettingsClause("SETTINGS " + this.settings);
 	}
 
 	@Override
@@ -251,7 +266,7 @@ class KeeperArbiter implements ClaimArbiter {
 	public void forget(String space, Collection<ClaimKey> keys) {
 		List<String> names = keys.stream().map((key) -> key(space, key)).toList();
 		for (int from = 0; from < names.size(); from += MAX_KEYS_PER_INSERT) {
-			this.jdbc.sql(sql(FORGET))
+			this.jdbc.sql(this.forget)
 				.param("keys", names.subList(from, Math.min(names.size(), from + MAX_KEYS_PER_INSERT)))
 				.update();
 		}
@@ -262,12 +277,12 @@ class KeeperArbiter implements ClaimArbiter {
 		List<Object[]> rows = keys.stream()
 			.map((key) -> new Object[] { key, space.id(claims.get(key)).toString() })
 			.toList();
-		this.jdbcTemplate.batchUpdate(sql(CLAIM), rows);
+		this.jdbcTemplate.batchUpdate(this.claim, rows);
 	}
 
 	private Map<String, UUID> lookup(List<String> keys) {
 		Map<String, UUID> held = new HashMap<>();
-		this.jdbc.sql(sql(HOLDERS))
+		this.jdbc.sql(this.holders)
 			.param("keys", keys)
 			.query((rs, n) -> held.put(rs.getString("key"), holder(rs.getString("key"), rs.getString("holder"))))
 			.list();
@@ -285,8 +300,7 @@ class KeeperArbiter implements ClaimArbiter {
 	}
 
 	private String sql(String template) {
-		return this.schema.sql(template.replace("{settings}", SETTINGS)
-			.replace("{timeout}", Long.toString(Math.max(1, this.timeout.toSeconds()))));
+		return this.schema.sql(template.replace("{settings}", this.settings));
 	}
 
 	/**

@@ -34,6 +34,10 @@ class ClickHouseMeters {
 
 	private final List<String> tables;
 
+	private final String partsQuery;
+
+	private final String memoryQuery;
+
 	private final MultiGauge parts;
 
 	private final AtomicLong memory = new AtomicLong();
@@ -44,6 +48,8 @@ class ClickHouseMeters {
 		this.jdbc = jdbc;
 		this.schema = schema;
 		this.tables = tables.stream().map((table) -> schema.tableName(table.name())).toList();
+		this.partsQuery = schema.sql(PARTS);
+		this.memoryQuery = schema.sql(MEMORY);
 		this.parts = MultiGauge.builder("statehouse.clickhouse.parts")
 			.description("Active parts of each Statehouse table (ClickHouse refuses INSERTs past parts_to_throw_insert)")
 			.register(meters);
@@ -59,12 +65,12 @@ class ClickHouseMeters {
 	/** Reads the figures again; keeps the last ones while ClickHouse does not answer. */
 	void refresh() {
 		try {
-			this.parts.register(this.jdbc.sql(PARTS)
+			this.parts.register(this.jdbc.sql(this.partsQuery)
 				.param("database", this.schema.database())
 				.param("tables", this.tables)
 				.query((rs, n) -> MultiGauge.Row.of(Tags.of("table", rs.getString("table")), rs.getLong("parts")))
 				.list(), true);
-			this.memory.set(this.jdbc.sql(MEMORY).query(Long.class).optional().orElse(0L));
+			this.memory.set(this.jdbc.sql(this.memoryQuery).query(Long.class).optional().orElse(0L));
 			this.up.set(1);
 		}
 		catch (RuntimeException ex) {

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.statehouse.clickhouse.ClickHouseProperties.Coordination;
@@ -62,7 +64,8 @@ public class ClickHouseSchema implements InitializingBean {
 	/**
 	 * A statement with every {@code {name}} of a Statehouse table replaced by the table's
 	 * qualified name, and {@code {durable}} by the settings that make a table durable
-	 * ({@link ClickHouseTable#DURABLE}).
+	 * ({@link ClickHouseTable#DURABLE}). Every statement the service sends passes here once, as
+	 * its repository is created, and is kept: {@link #statements()}.
 	 */
 	public String sql(String template) {
 		return this.statements.computeIfAbsent(template, (text) -> {
@@ -72,6 +75,15 @@ public class ClickHouseSchema implements InitializingBean {
 			}
 			return sql;
 		});
+	}
+
+	/**
+	 * Every statement rendered so far, as ClickHouse receives it but for the values of its named
+	 * parameters: once the application has started, all of them but the health check's
+	 * {@code SELECT version()} and the columns added to tables of an earlier release.
+	 */
+	public SortedSet<String> statements() {
+		return new TreeSet<>(this.statements.values());
 	}
 
 	/** The qualified, quoted name of a table: {@code `database`.`prefix+name`}. */
@@ -112,7 +124,7 @@ public class ClickHouseSchema implements InitializingBean {
 	}
 
 	private void create() {
-		this.jdbc.sql("CREATE DATABASE IF NOT EXISTS `" + this.properties.database() + "`" + onCluster()).update();
+		this.jdbc.sql(sql("CREATE DATABASE IF NOT EXISTS `" + this.properties.database() + "`" + onCluster())).update();
 		for (ClickHouseTable table : this.tables) {
 			try {
 				this.jdbc.sql(createStatement(table)).update();
@@ -151,7 +163,7 @@ public class ClickHouseSchema implements InitializingBean {
 			if (table.addedColumns().isEmpty()) {
 				continue;
 			}
-			List<String> existing = this.jdbc.sql(COLUMNS)
+			List<String> existing = this.jdbc.sql(sql(COLUMNS))
 				.param("database", database())
 				.param("table", tableName(table.name()))
 				.query(String.class)
@@ -198,7 +210,7 @@ public class ClickHouseSchema implements InitializingBean {
 	 */
 	private List<String> replicatedTables() {
 		List<String> names = this.tables.stream().map((table) -> tableName(table.name())).toList();
-		return this.jdbc.sql(REPLICATED_TABLES)
+		return this.jdbc.sql(sql(REPLICATED_TABLES))
 			.param("database", database())
 			.param("names", names)
 			.query((rs, n) -> rs.getString("name") + " (" + rs.getString("engine") + ")")

@@ -222,12 +222,23 @@ class ClickHouseLockRepository extends LockTables {
 
 	private final String latestSlot;
 
+	private final String grant;
+
+	private final String change;
+
+	private final String changeKeepingExpiry;
+
+	private final String claimsOfSlot;
+
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
-		super(jdbc, schema.sql(LIVE), SettingsClause.NONE,
-				schema.sql(FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED)));
+		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED));
 		this.schema = schema;
 		this.readBack = readBack;
 		this.latestSlot = schema.sql(CLAIMS_OF_LATEST_SLOT);
+		this.grant = schema.sql(GRANT);
+		this.change = schema.sql(CHANGE);
+		this.changeKeepingExpiry = schema.sql(CHANGE_KEEPING_EXPIRY);
+		this.claimsOfSlot = schema.sql(CLAIMS_OF_SLOT);
 	}
 
 	static ClickHouseTable claimsTable() {
@@ -291,7 +302,7 @@ class ClickHouseLockRepository extends LockTables {
 	/** Appends a claim of its slot. */
 	void append(SlotClaim claim) {
 		if (claim.kind() == Kind.ACQUIRE) {
-			this.jdbc.sql(this.schema.sql(GRANT))
+			this.jdbc.sql(this.grant)
 				.params(claim.id(), claim.slot(), claim.claimId(), claim.token(), claim.owner(), claim.grantedTo(),
 						claim.ttl().toMillis(), claim.writes(), claim.fencing())
 				.update();
@@ -306,14 +317,14 @@ class ClickHouseLockRepository extends LockTables {
 		if (claim.keepsExpiry()) {
 			values.add(LockRows.micros(lapsesAt));
 		}
-		this.jdbc.sql(this.schema.sql(claim.keepsExpiry() ? CHANGE_KEEPING_EXPIRY : CHANGE)).params(values).update();
+		this.jdbc.sql(claim.keepsExpiry() ? this.changeKeepingExpiry : this.change).params(values).update();
 	}
 
 	/** Reads back the claims of {@code claim}'s slot: the first committed wins it. */
 	Outcome readBack(SlotClaim claim) {
 		List<InCommitOrder<LockRecord>> claims = new ArrayList<>();
 		boolean written = false;
-		for (ClaimedSlot claimed : this.jdbc.sql(this.schema.sql(CLAIMS_OF_SLOT))
+		for (ClaimedSlot claimed : this.jdbc.sql(this.claimsOfSlot)
 			.param("id", claim.id())
 			.param("slot", claim.slot())
 			.query((rs, n) -> new ClaimedSlot(new InCommitOrder<>(claimed(claim, rs), rs), rs.getBoolean("void")))

@@ -205,8 +205,7 @@ class KeeperLockRepository extends LockTables {
 
 	KeeperLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
 		// Every statement on Keeper waits for it no longer than the arbiter's do.
-		super(jdbc, schema.sql(LIVE.replace("{columns}", COLUMNS)), arbiter.settings(),
-				schema.sql(arbiter.settings().appendTo(FOLD)));
+		super(jdbc, schema, LIVE.replace("{columns}", COLUMNS), arbiter.settings(), arbiter.settings().appendTo(FOLD));
 		this.arbiter = arbiter;
 		this.readBack = readBack;
 		this.settled = arbiter.claimWindow().dividedBy(2);

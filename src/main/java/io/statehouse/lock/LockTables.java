@@ -6,6 +6,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 
 import io.statehouse.claims.SettingsClause;
+import io.statehouse.clickhouse.ClickHouseSchema;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -22,6 +23,8 @@ abstract class LockTables implements LockRepository, LockMaterializerRepository 
 
 	final JdbcClient jdbc;
 
+	private final String before;
+
 	private final String live;
 
 	private final String liveCount;
@@ -33,11 +36,12 @@ abstract class LockTables implements LockRepository, LockMaterializerRepository 
 	 * @param settings what that statement ends with
 	 * @param fold the fold of the locks changed in {@code (:from, :to]}
 	 */
-	LockTables(JdbcClient jdbc, String live, SettingsClause settings, String fold) {
+	LockTables(JdbcClient jdbc, ClickHouseSchema schema, String live, SettingsClause settings, String fold) {
 		this.jdbc = jdbc;
-		this.live = settings.appendTo(live);
-		this.liveCount = settings.appendTo("SELECT count() FROM (" + live + ")");
-		this.fold = fold;
+		this.before = schema.sql(BEFORE);
+		this.live = schema.sql(settings.appendTo(live));
+		this.liveCount = schema.sql(settings.appendTo("SELECT count() FROM (" + live + ")"));
+		this.fold = schema.sql(fold);
 	}
 
 	@Override
@@ -64,7 +68,7 @@ abstract class LockTables implements LockRepository, LockMaterializerRepository 
 
 	@Override
 	public Instant before(Duration duration) {
-		long micros = this.jdbc.sql(BEFORE).param("millis", duration.toMillis()).query(Long.class).single();
+		long micros = this.jdbc.sql(this.before).param("millis", duration.toMillis()).query(Long.class).single();
 		return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
 	}
 

@@ -1,0 +1,498 @@
+-- Every statement the service sends, in keeper coordination, sorted; written by StatementsSnapshotTests.
+
+ALTER TABLE `statehouse`.`changelog` DROP PARTITION ID ?;
+
+CREATE DATABASE IF NOT EXISTS `statehouse`;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
+    state_id String,
+    version UInt64,
+    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
+    document String CODEC(ZSTD(1)),
+    deleted Bool,
+    fencing UInt64,
+    idempotency_key String,
+    idempotency_fingerprint String,
+    claim_id UUID,
+    parent UUID,
+    created Bool,
+    writer LowCardinality(String),
+    written_by LowCardinality(String) DEFAULT '',
+    written_at DateTime64(3) DEFAULT now64(3),
+    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), 3600))
+)
+ENGINE = MergeTree
+PARTITION BY segment
+ORDER BY (state_id, version)
+SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`claims` (
+    key String,
+    holder String
+)
+ENGINE = KeeperMap('/statehouse/claims')
+PRIMARY KEY key;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`lock_claims` (
+    lock_id String,
+    slot UInt64,
+    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
+    claim_id UUID,
+    token UUID,
+    owner String,
+    granted_to LowCardinality(String) DEFAULT '',
+    ttl_ms UInt32,
+    writes Bool DEFAULT true,
+    lapses_at DateTime64(6) DEFAULT 0,
+    fencing_floor UInt64 EPHEMERAL,
+    written_at DateTime64(6) DEFAULT now64(6),
+    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
+    acquired_at DateTime64(6) DEFAULT written_at,
+    expires_at DateTime64(6) DEFAULT written_at + toIntervalMillisecond(ttl_ms),
+    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at,
+    INDEX written written_at TYPE minmax GRANULARITY 1
+)
+ENGINE = MergeTree
+ORDER BY (lock_id, slot)
+TTL toDateTime(expires_at) + INTERVAL 2 DAY
+SETTINGS enable_block_number_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`lock_latest` (
+    lock_id String,
+    slot UInt64,
+    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
+    claim_id UUID,
+    token UUID,
+    owner String,
+    granted_to LowCardinality(String) DEFAULT '',
+    ttl_ms UInt32,
+    writes Bool DEFAULT true,
+    fencing UInt64,
+    acquired_at DateTime64(6),
+    expires_at DateTime64(6),
+    folded_at DateTime64(6) DEFAULT now64(6)
+)
+ENGINE = ReplacingMergeTree(slot)
+ORDER BY lock_id
+SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`lock_slots` (
+    key String,
+    lock_id String,
+    slot UInt64,
+    kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3),
+    claim_id UUID,
+    token UUID,
+    owner String,
+    granted_to String,
+    ttl_ms UInt32,
+    writes Bool,
+    fencing UInt64,
+    acquired_at DateTime64(6),
+    expires_at DateTime64(6),
+    written_at DateTime64(6)
+)
+ENGINE = KeeperMap('/statehouse/lock_slots')
+PRIMARY KEY key;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`meta` (
+    key LowCardinality(String),
+    value UInt64,
+    recorded_at DateTime64(3) DEFAULT now64(3)
+)
+ENGINE = MergeTree
+ORDER BY (key, recorded_at)
+TTL toDateTime(recorded_at) + INTERVAL 7 DAY
+SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+
+CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
+    state_id String,
+    version UInt64,
+    deleted Bool,
+    operation Enum8('put' = 1, 'patch' = 2, 'delete' = 3, 'fence' = 4),
+    document String CODEC(ZSTD(1)),
+    fencing UInt64,
+    updated_at DateTime64(3),
+    claim_id UUID,
+    parent UUID,
+    written_by LowCardinality(String) DEFAULT ''
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY state_id
+SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+
+DELETE FROM `statehouse`.`claims` WHERE key IN (:keys)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+DELETE FROM `statehouse`.`lock_slots` WHERE key IN (:keys)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+INSERT INTO `statehouse`.`changelog` (state_id, version, operation, document, deleted, fencing, idempotency_key,
+                         idempotency_fingerprint, claim_id, parent, created, writer, written_by)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+INSERT INTO `statehouse`.`claims` (key, holder)
+SETTINGS keeper_map_strict_mode = 1, max_execution_time = 1, keeper_max_retries = 0
+VALUES (?, ?);
+
+INSERT INTO `statehouse`.`lock_latest` (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
+                           acquired_at, expires_at)
+SELECT lock_id, w.1, w.2, w.3, w.4, w.5, w.6, w.7, w.8, w.9, w.10, w.11
+FROM (
+    SELECT lock_id,
+           argMax((slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+                   expires_at), slot) AS w
+    FROM `statehouse`.`lock_slots`
+    WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to)
+    GROUP BY lock_id
+)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+INSERT INTO `statehouse`.`lock_slots` (key, lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
+                          acquired_at, expires_at, written_at)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0, keeper_map_strict_mode = 1
+SELECT :key, :id, :slot, :kind, :claim, :token, :owner, :grantedTo, :ttl, :writes,
+       if(:kind = 'acquire', greatest(:fencing, toUnixTimestamp64Micro(now64(6))), :fencing),
+       if(:kind = 'acquire', now64(6), fromUnixTimestamp64Micro(:acquired)),
+       multiIf(:keepsExpiry, fromUnixTimestamp64Micro(:lapses), :kind = 'release', now64(6),
+               now64(6) + toIntervalMillisecond(:ttl)),
+       now64(6)
+WHERE throwIf(:kind != 'acquire' AND now64(6) >= fromUnixTimestamp64Micro(:lapses), 'the lease has lapsed') = 0
+  AND throwIf(:slot <= (SELECT max(slot) FROM `statehouse`.`lock_latest` WHERE lock_id = :id), 'the slot was folded') = 0;
+
+INSERT INTO `statehouse`.`meta` (key, value) VALUES (?, ?);
+
+INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
+                     written_by)
+SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9
+FROM (
+    SELECT state_id,
+           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
+                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
+    FROM `statehouse`.`changelog`
+    WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock)
+    GROUP BY state_id)))
+    GROUP BY state_id
+) AS n
+LEFT ANY JOIN (
+    SELECT state_id, max(version) AS materialized
+    FROM `statehouse`.`state`
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    GROUP BY state_id
+) AS m ON n.state_id = m.state_id
+WHERE n.w.1 > m.materialized;
+
+INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
+                     written_by)
+SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by
+FROM `statehouse`.`changelog`
+WHERE (state_id, version, claim_id) IN (:claims);
+
+SELECT *
+FROM (
+    SELECT *
+    FROM (
+        SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_latest` FINAL
+        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
+        UNION ALL
+        SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_slots`
+        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
+    )
+    ORDER BY lock_id, slot DESC
+    LIMIT 1 BY lock_id
+)
+WHERE kind != 'release' AND expires_at > now64(6)
+ORDER BY lock_id
+LIMIT :limit
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id)
+    GROUP BY state_id))) AS held
+FROM `statehouse`.`changelog`
+WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
+       written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id = :id)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id)
+    GROUP BY state_id))) AS held
+FROM `statehouse`.`changelog`
+WHERE state_id = :id AND version >= :version AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
+       0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id = :id)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT claim_id, written_at
+FROM `statehouse`.`changelog`
+WHERE (state_id, version) IN (:keys) AND claim_id IN (:claims);
+
+SELECT count() FROM (SELECT *
+FROM (
+    SELECT *
+    FROM (
+        SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_latest` FINAL
+        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
+        UNION ALL
+        SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_slots`
+        WHERE startsWith(lock_id, :prefix) AND lock_id > :after AND arrayExists(p -> lock_id LIKE p, [:visible])
+    )
+    ORDER BY lock_id, slot DESC
+    LIMIT 1 BY lock_id
+)
+WHERE kind != 'release' AND expires_at > now64(6)
+ORDER BY lock_id
+LIMIT :limit)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT count() FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND toUnixTimestamp64Milli(written_at) > :fromBlock;
+
+SELECT count() FROM `statehouse`.`claims` WHERE key = '' SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (:keys)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT key, lock_id, slot FROM `statehouse`.`lock_slots` WHERE written_at <= fromUnixTimestamp64Micro(:to)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT lock_id, max(slot) AS slot FROM `statehouse`.`lock_latest`
+WHERE lock_id IN (:ids) AND folded_at <= now64(6) - toIntervalMillisecond(:settled)
+GROUP BY lock_id;
+
+SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_latest` WHERE lock_id = :id AND slot = :slot LIMIT 1;
+
+SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_slots` WHERE key = :key
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT max(slot) FROM `statehouse`.`lock_latest` WHERE lock_id = :id;
+
+SELECT maxIf(value, key = 'materialized_at') AS cut,
+       maxIf(recorded_at, key = 'materialized_at') AS cut_recorded_at,
+       maxIf(value, key = 'materialized_at' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+           AS settled_cut,
+       maxIf(value, key = 'truncated_at') AS floor,
+       maxIf(recorded_at, key = 'truncated_at') AS floor_recorded_at,
+       maxIf(value, key = 'truncated_at' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
+           AS settled_floor,
+       maxIf(value, key = 'forgotten_at') AS forgotten,
+       now64(3) AS now
+FROM `statehouse`.`meta`;
+
+SELECT name FROM system.columns WHERE database = :database AND table = :table;
+
+SELECT name, engine FROM system.tables
+WHERE database = :database AND name IN (:names) AND (engine LIKE 'Replicated%' OR engine LIKE 'Shared%');
+
+SELECT partition_id AS name, toUInt64(partition_id) * 3600000 AS min_position,
+       (toUInt64(partition_id) + 1) * 3600000 - 1 AS max_position,
+       max(modification_time) < now() - toIntervalSecond(:retentionSeconds) AS old
+FROM system.parts
+WHERE database = :database AND table = :table AND active
+GROUP BY partition_id;
+
+SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS newest
+FROM `statehouse`.`changelog`
+WHERE (state_id, version, claim_id) IN (:claims);
+
+SELECT state_id, argMax(row, rank) AS newest
+FROM (
+    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
+           (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
+    FROM `statehouse`.`changelog`
+    WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+    GROUP BY state_id)))
+    UNION ALL
+    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
+    FROM `statehouse`.`state` FINAL
+    WHERE state_id IN (:ids)
+)
+GROUP BY state_id
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT state_id, argMax(version, (version, source)) AS newest,
+       argMax(deleted, (version, source)) AS is_deleted,
+       argMax(size, (version, source)) AS size_bytes,
+       argMax(updated_at, (version, source)) AS updated
+FROM (
+    SELECT state_id, version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
+           argMin(length(document), (_block_number, _block_offset)) AS size, argMin(written_at, (_block_number, _block_offset)) AS updated_at,
+           0 AS source
+    FROM `statehouse`.`changelog`
+    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+    GROUP BY state_id)))
+    GROUP BY state_id, version
+    UNION ALL
+    SELECT state_id, version, deleted, length(document), updated_at, 1
+    FROM `statehouse`.`state` FINAL
+    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+      AND arrayExists(p -> state_id LIKE p, [:visible])
+)
+GROUP BY state_id
+HAVING NOT is_deleted
+ORDER BY state_id
+LIMIT :limit
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT state_id, argMax(version, (version, source)) AS newest,
+       argMax(deleted, (version, source)) AS is_deleted,
+       argMax(size, (version, source)) AS size_bytes,
+       argMax(updated_at, (version, source)) AS updated,
+       maxIf(version, source = 0) > maxIf(version, source = 1) AS undecided
+FROM (
+    SELECT state_id, version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
+           argMin(length(document), (_block_number, _block_offset)) AS size, argMin(written_at, (_block_number, _block_offset)) AS updated_at,
+           0 AS source
+    FROM `statehouse`.`changelog`
+    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+    GROUP BY state_id, version
+    UNION ALL
+    SELECT state_id, version, deleted, length(document), updated_at, 1
+    FROM `statehouse`.`state` FINAL
+    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+      AND arrayExists(p -> state_id LIKE p, [:visible])
+)
+GROUP BY state_id
+HAVING NOT is_deleted OR undecided
+ORDER BY state_id
+LIMIT :limit;
+
+SELECT state_id, argMaxIf(row, version, materialized) AS newest,
+       maxIf(version, NOT materialized) > maxIf(version, materialized) AS undecided
+FROM (
+    SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
+           0 AS materialized
+    FROM `statehouse`.`changelog`
+    WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+    UNION ALL
+    SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
+    FROM `statehouse`.`state` FINAL
+    WHERE state_id IN (:ids)
+)
+GROUP BY state_id;
+
+SELECT state_id, version
+FROM (
+    SELECT state_id, version
+    FROM `statehouse`.`changelog`
+    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    GROUP BY state_id, version
+    HAVING max(toUnixTimestamp64Milli(written_at)) <= :toBlock
+) AS c
+INNER JOIN (
+    SELECT state_id, max(version) AS materialized
+    FROM `statehouse`.`state`
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    GROUP BY state_id
+) AS m USING state_id
+WHERE c.version <= m.materialized;
+
+SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS written_at,
+       groupArray(claim_id) AS claims, 'first' AS source
+FROM `statehouse`.`changelog`
+WHERE (state_id, version) IN (:keys) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+GROUP BY state_id, version
+UNION ALL
+SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
+FROM `statehouse`.`changelog`
+WHERE (state_id, version) IN (:nextKeys) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+GROUP BY state_id, version
+UNION ALL
+SELECT state_id, version, claim_id, updated_at, [parent], 'state'
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids);
+
+SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
+       document, fencing, written_at AS updated_at, created, 1 AS keyed
+FROM `statehouse`.`changelog`
+WHERE (state_id, written_by, idempotency_key) IN (:keys) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT state_id, version, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+  AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
+                  WHERE (state_id, written_by, idempotency_key) IN (:keys));
+
+SELECT table, count() AS parts FROM system.parts
+WHERE database = :database AND active AND table IN (:tables)
+GROUP BY table;
+
+SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis);
+
+SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
+
+SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
+
+SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
+       written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id = :id;
+
+SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id = :id AND version >= :version AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
+       0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id = :id;
+
+WITH greatest(:after, (SELECT max(slot) FROM `statehouse`.`lock_latest` WHERE lock_id = :id)) AS base
+SELECT *, kind != 'release' AND expires_at > now64(6) AS live, base
+FROM (
+    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_latest` FINAL WHERE lock_id = :id
+    UNION ALL
+    SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
+expires_at FROM `statehouse`.`lock_slots`
+    WHERE key IN (SELECT concat(toString(base + 1 + number), '|', :id) FROM numbers(:probe))
+)
+ORDER BY slot DESC
+LIMIT 1
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
