@@ -140,13 +140,13 @@ FROM (
            argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
                   (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
-    WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock AND true
+    WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition AND true
     GROUP BY state_id
 ) AS n
 LEFT ANY JOIN (
     SELECT state_id, max(version) AS materialized
     FROM `statehouse`.`state`
-    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock)
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
     GROUP BY state_id
 ) AS m ON n.state_id = m.state_id
 WHERE n.w.1 > m.materialized;
@@ -218,7 +218,7 @@ ORDER BY lock_id
 LIMIT :limit)
 ;
 
-SELECT count() FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND _block_number > :fromBlock;
+SELECT count() FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition;
 
 SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
        latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
@@ -263,7 +263,7 @@ FROM (
 ORDER BY slot DESC
 LIMIT 1 WITH TIES;
 
-SELECT max(_block_number) FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock;
+SELECT max(_block_number) FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition;
 
 SELECT maxIf(value, key = 'materialized') AS cut,
        maxIf(recorded_at, key = 'materialized') AS cut_recorded_at,
@@ -296,7 +296,7 @@ FROM (
     SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
            (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND true
+    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
     UNION ALL
     SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
     FROM `statehouse`.`state` FINAL
@@ -315,7 +315,7 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND true
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
     GROUP BY state_id, version
     UNION ALL
     SELECT state_id, version, deleted, length(document), updated_at, 1
@@ -340,7 +340,7 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
     GROUP BY state_id, version
     UNION ALL
     SELECT state_id, version, deleted, length(document), updated_at, 1
@@ -359,7 +359,7 @@ FROM (
     SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
            0 AS materialized
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock
+    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
     UNION ALL
     SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
     FROM `statehouse`.`state` FINAL
@@ -371,14 +371,14 @@ SELECT state_id, version
 FROM (
     SELECT state_id, version
     FROM `statehouse`.`changelog`
-    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock)
+    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
     GROUP BY state_id, version
-    HAVING max(_block_number) <= :toBlock
+    HAVING max(_block_number) <= :toPosition
 ) AS c
 INNER JOIN (
     SELECT state_id, max(version) AS materialized
     FROM `statehouse`.`state`
-    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock)
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
     GROUP BY state_id
 ) AS m USING state_id
 WHERE c.version <= m.materialized;
@@ -386,12 +386,12 @@ WHERE c.version <= m.materialized;
 SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS written_at,
        groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock
+WHERE (state_id, version) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
 GROUP BY state_id, version
 UNION ALL
 SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:nextKeys) AND toUInt64(splitByChar('_', _part)[3]) > :fromBlock
+WHERE (state_id, version) IN (:nextKeys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
 GROUP BY state_id, version
 UNION ALL
 SELECT state_id, version, claim_id, updated_at, [parent], 'state'

@@ -170,17 +170,17 @@ FROM (
            argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
                   (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
-    WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
-WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock) AND (state_id, version) IN (
-    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock)
+WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition)
     GROUP BY state_id)))
     GROUP BY state_id
 ) AS n
 LEFT ANY JOIN (
     SELECT state_id, max(version) AS materialized
     FROM `statehouse`.`state`
-    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition))
     GROUP BY state_id
 ) AS m ON n.state_id = m.state_id
 WHERE n.w.1 > m.materialized;
@@ -271,7 +271,7 @@ ORDER BY lock_id
 LIMIT :limit)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
-SELECT count() FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND toUnixTimestamp64Milli(written_at) > :fromBlock;
+SELECT count() FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND toUnixTimestamp64Milli(written_at) > :fromPosition;
 
 SELECT count() FROM `statehouse`.`claims` WHERE key = '' SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
@@ -327,10 +327,10 @@ FROM (
     SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
            (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (state_id, version) IN (
-    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id)))
     UNION ALL
     SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
@@ -350,12 +350,12 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
 WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND (state_id, version) IN (
+AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, version) IN (
     SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id)))
     GROUP BY state_id, version
     UNION ALL
@@ -381,7 +381,7 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id, version
     UNION ALL
     SELECT state_id, version, deleted, length(document), updated_at, 1
@@ -400,7 +400,7 @@ FROM (
     SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
            0 AS materialized
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+    WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     UNION ALL
     SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
     FROM `statehouse`.`state` FINAL
@@ -412,14 +412,14 @@ SELECT state_id, version
 FROM (
     SELECT state_id, version
     FROM `statehouse`.`changelog`
-    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition))
     GROUP BY state_id, version
-    HAVING max(toUnixTimestamp64Milli(written_at)) <= :toBlock
+    HAVING max(toUnixTimestamp64Milli(written_at)) <= :toPosition
 ) AS c
 INNER JOIN (
     SELECT state_id, max(version) AS materialized
     FROM `statehouse`.`state`
-    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock) AND written_at <= fromUnixTimestamp64Milli(:toBlock))
+    WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition))
     GROUP BY state_id
 ) AS m USING state_id
 WHERE c.version <= m.materialized;
@@ -427,12 +427,12 @@ WHERE c.version <= m.materialized;
 SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS written_at,
        groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:keys) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+WHERE (state_id, version) IN (:keys) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
 GROUP BY state_id, version
 UNION ALL
 SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:nextKeys) AND segment >= intDiv(:fromBlock, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromBlock)
+WHERE (state_id, version) IN (:nextKeys) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
 GROUP BY state_id, version
 UNION ALL
 SELECT state_id, version, claim_id, updated_at, [parent], 'state'

@@ -239,7 +239,7 @@ class ChangelogMaterializer {
 		}
 		long pending = 0;
 		for (Part part : parts) {
-			if (part.maxBlock() <= mark.settledFloor()) {
+			if (part.maxPosition() <= mark.settledFloor()) {
 				if (this.dropDurations.record(() -> this.repository.dropPart(part.name()))) {
 					this.partsDropped.increment();
 				}
@@ -265,10 +265,10 @@ class ChangelogMaterializer {
 	 */
 	static long truncationFloor(long settledCut, long forgotten, List<Part> parts) {
 		long floor = Math.min(Math.min(settledCut, forgotten),
-				parts.stream().mapToLong(Part::maxBlock).max().getAsLong() - 1);
+				parts.stream().mapToLong(Part::maxPosition).max().getAsLong() - 1);
 		for (Part part : parts) {
 			if (!part.old()) {
-				floor = Math.min(floor, part.minBlock() - 1);
+				floor = Math.min(floor, part.minPosition() - 1);
 			}
 		}
 		return floor;

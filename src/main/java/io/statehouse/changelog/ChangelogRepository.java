@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@link MaterializerRepository}).
  *
  * <p>Commit order is the changelog's block order: a block number is taken when a part is
- * committed, under the table's lock. {@code fromBlock} arguments bound where a reader looks for
+ * committed, under the table's lock. {@code fromPosition} arguments bound where a reader looks for
  * the tail: every change committed after a recorded materialization cut has a higher block, and
  * everything up to it is in the state table.
  */
@@ -23,9 +23,9 @@ interface ChangelogRepository {
 
 	/**
 	 * The newest version of each id: the materialized state, or a newer version in the tail
-	 * (committed after {@code fromBlock}), decided by commit order. Ids never written are absent.
+	 * (committed after {@code fromPosition}), decided by commit order. Ids never written are absent.
 	 */
-	Map<String, Head> newest(Collection<String> ids, long fromBlock);
+	Map<String, Head> newest(Collection<String> ids, long fromPosition);
 
 	/**
 	 * Earlier writes by the keys' callers that carried these idempotency keys and won their version.
@@ -38,10 +38,10 @@ interface ChangelogRepository {
 
 	/**
 	 * Whether each claim won its version.
-	 * @param fromBlock the tail the claims were decided against: every competing claim
+	 * @param fromPosition the tail the claims were decided against: every competing claim
 	 * committed after it
 	 */
-	Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock);
+	Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromPosition);
 
 	/**
 	 * The verdict on each claim once an arbiter of record named the holder of its version: won
@@ -55,10 +55,10 @@ interface ChangelogRepository {
 	 * @param likePattern and match this SQL LIKE pattern
 	 * @param after and sort after this id (the cursor)
 	 * @param limit at most this many
-	 * @param fromBlock the tail to look at
+	 * @param fromPosition the tail to look at
 	 */
 	List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after, int limit,
-			long fromBlock);
+			long fromPosition);
 
 	/** A version of an id, as long as the changelog retains it or it is the newest. */
 	Optional<StoredState> version(String id, long version);

@@ -137,9 +137,9 @@ final class ChangelogTables {
 
 	/**
 	 * How the tail is ordered: where a change stands, as the number that cuts, truncation floors
-	 * and forgotten marks record, and that {@code :fromBlock} and {@code :toBlock} are given in.
-	 * Templates name rows by it: {@code {tail}} (committed after {@code :fromBlock}),
-	 * {@code {range}} (in {@code (:fromBlock, :toBlock]}), {@code {position}}, {@code {retained}}
+	 * and forgotten marks record, and that {@code :fromPosition} and {@code :toPosition} are given in.
+	 * Templates name rows by it: {@code {tail}} (committed after {@code :fromPosition}),
+	 * {@code {range}} (in {@code (:fromPosition, :toPosition]}), {@code {position}}, {@code {retained}}
 	 * (above the truncation floor), {@code {floor}}, and the meta keys {@code {cutKey}},
 	 * {@code {floorKey}}, {@code {forgottenKey}}.
 	 */
@@ -151,8 +151,8 @@ final class ChangelogTables {
 		 * cut is the parts above it — also an INSERT that started long ago and committed late.
 		 * The order of the commit-order arbiter, where a row is decided when it commits.
 		 */
-		BLOCKS("materialized", "truncated", "forgotten", "{partMax} > :fromBlock",
-				"{partMax} > :fromBlock AND _block_number > :fromBlock AND _block_number <= :toBlock", "_block_number"),
+		BLOCKS("materialized", "truncated", "forgotten", "{partMax} > :fromPosition",
+				"{partMax} > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition", "_block_number"),
 
 		/**
 		 * By the time ClickHouse wrote the row, in ms. Block numbers are per partition and
@@ -163,9 +163,9 @@ final class ChangelogTables {
 		 * drops them whole.
 		 */
 		WRITE_TIME("materialized_at", "truncated_at", "forgotten_at",
-				"segment >= intDiv(:fromBlock, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromBlock)",
-				"segment >= intDiv(:fromBlock, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromBlock) "
-						+ "AND written_at <= fromUnixTimestamp64Milli(:toBlock)",
+				"segment >= intDiv(:fromPosition, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromPosition)",
+				"segment >= intDiv(:fromPosition, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromPosition) "
+						+ "AND written_at <= fromUnixTimestamp64Milli(:toPosition)",
 				"toUnixTimestamp64Milli(written_at)");
 
 		private final String cutKey;

@@ -97,11 +97,11 @@ class ClaimRound {
 	 * @return the writes that lost their version and go again
 	 */
 	List<PendingWrite> run(List<PendingWrite> batch) {
-		long fromBlock = this.tail.block();
+		long fromPosition = this.tail.position();
 		long decidedAt = System.nanoTime();
 		List<PendingClaim> decided;
 		try {
-			decided = this.readDurations.record(() -> decide(batch, fromBlock));
+			decided = this.readDurations.record(() -> decide(batch, fromPosition));
 		}
 		catch (RuntimeException ex) {
 			// Nothing was written: nobody in this batch gets a 2xx.
@@ -117,7 +117,7 @@ class ClaimRound {
 		Map<VersionClaim, RuntimeException> insertFailures = append(rows);
 		Map<VersionClaim, Verdict> verdicts;
 		try {
-			StateClaimSpace space = new StateClaimSpace(this.repository, fromBlock, patience(claims));
+			StateClaimSpace space = new StateClaimSpace(this.repository, fromPosition, patience(claims));
 			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
@@ -215,7 +215,7 @@ class ClaimRound {
 	}
 
 	/** Decides every write of the batch against the newest versions, read in one query. */
-	private List<PendingClaim> decide(List<PendingWrite> batch, long fromBlock) {
+	private List<PendingClaim> decide(List<PendingWrite> batch, long fromPosition) {
 		Set<String> ids = new LinkedHashSet<>();
 		Set<IdempotencyKey> keys = new LinkedHashSet<>();
 		for (PendingWrite pending : batch) {
@@ -224,7 +224,7 @@ class ClaimRound {
 				keys.add(IdempotencyKey.of(pending.id, pending.idempotency));
 			}
 		}
-		Map<String, Head> newest = this.repository.newest(ids, fromBlock);
+		Map<String, Head> newest = this.repository.newest(ids, fromPosition);
 		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {

@@ -326,17 +326,17 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * asked all the same; its absence then costs nothing, as no replica can lag.)
 	 */
 	@Override
-	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
+	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
 		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
 		Map<String, Head> newest;
 		try {
-			newest = newestHere(ids, fromBlock);
+			newest = newestHere(ids, fromPosition);
 		}
 		catch (DataAccessException ex) {
 			// The arbiter just failed: the next versions are not looked up either (on one node
 			// that look-up failing is answered all the same), so that a Keeper that does not
 			// answer holds the read up once, not twice.
-			return materialized(ids, fromBlock, ex);
+			return materialized(ids, fromPosition, ex);
 		}
 		while (true) {
 			List<ClaimKey> next = ids.stream()
@@ -375,15 +375,15 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				Thread.currentThread().interrupt();
 				throw new ReplicaBehindException(ahead.size());
 			}
-			newest.putAll(newestHere(ids, fromBlock));
+			newest.putAll(newestHere(ids, fromPosition));
 		}
 	}
 
-	private Map<String, Head> newestHere(Collection<String> ids, long fromBlock) {
+	private Map<String, Head> newestHere(Collection<String> ids, long fromPosition) {
 		Map<String, Head> newest = new HashMap<>();
 		this.jdbc.sql(this.newest)
 			.param("ids", ids)
-			.param("fromBlock", fromBlock)
+			.param("fromPosition", fromPosition)
 			.query(ClickHouseChangelogRepository::head)
 			.list()
 			.forEach((head) -> newest.put(head.state().id(), head));
@@ -399,10 +399,10 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * @throws DataAccessException {@code failure}, when the arbiter is needed or ClickHouse itself
 	 * did not answer
 	 */
-	private Map<String, Head> materialized(Collection<String> ids, long fromBlock, DataAccessException failure) {
+	private Map<String, Head> materialized(Collection<String> ids, long fromPosition, DataAccessException failure) {
 		requireArbiterOnly(failure);
 		Map<String, Head> newest = new HashMap<>();
-		this.jdbc.sql(this.materialized).param("ids", ids).param("fromBlock", fromBlock).query((rs, n) -> {
+		this.jdbc.sql(this.materialized).param("ids", ids).param("fromPosition", fromPosition).query((rs, n) -> {
 			if (rs.getBoolean("undecided")) {
 				throw failure;
 			}
@@ -501,7 +501,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock) {
+	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromPosition) {
 		List<Object[]> keys = claims.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList();
 		List<Object[]> nextKeys = claims.stream()
 			.map((claim) -> new Object[] { claim.id(), claim.version() + 1 })
@@ -514,7 +514,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.param("keys", keys)
 			.param("nextKeys", nextKeys)
 			.param("ids", ids)
-			.param("fromBlock", fromBlock)
+			.param("fromPosition", fromPosition)
 			.query((rs, n) -> {
 				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("version"));
 				UUID claim = uuid(rs, "claim");
@@ -601,15 +601,15 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
-			int limit, long fromBlock) {
+			int limit, long fromPosition) {
 		try {
-			return list(this.list, null, prefix, likePattern, visible, after, limit, fromBlock);
+			return list(this.list, null, prefix, likePattern, visible, after, limit, fromPosition);
 		}
 		catch (DataAccessException ex) {
 			// As newest: without the arbiter, every tail row counts, and a page with an id whose
 			// tail holds a version newer than its materialized one waits for the arbiter.
 			requireArbiterOnly(ex);
-			return list(this.listMaterialized, ex, prefix, likePattern, visible, after, limit, fromBlock);
+			return list(this.listMaterialized, ex, prefix, likePattern, visible, after, limit, fromPosition);
 		}
 	}
 
@@ -618,13 +618,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * @param failure the arbiter's, for a listing without it: thrown for an id it must decide
 	 */
 	private List<StateSummary> list(String sql, @Nullable DataAccessException failure, String prefix,
-			String likePattern, List<String> visible, @Nullable String after, int limit, long fromBlock) {
+			String likePattern, List<String> visible, @Nullable String after, int limit, long fromPosition) {
 		return this.jdbc.sql(sql)
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
 			.param("visible", visible)
 			.param("after", (after != null) ? after : "")
-			.param("fromBlock", fromBlock)
+			.param("fromPosition", fromPosition)
 			.param("limit", limit)
 			.query((rs, row) -> {
 				if (failure != null && rs.getBoolean("undecided")) {

@@ -31,7 +31,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis)""";
 
 	/**
-	 * The keys whose last claim was committed in {@code (fromBlock, toBlock]} and whose version is
+	 * The keys whose last claim was committed in {@code (fromPosition, toPosition]} and whose version is
 	 * materialized: a key goes once every row that claims it is that old (the winner may have
 	 * committed after a loser), and never before the state table holds its version or a later one
 	 * (a claim recorded late, after the cut passed its row, keeps its key until a read folds it).
@@ -43,7 +43,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			    FROM {changelog}
 			    WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog} WHERE {range})
 			    GROUP BY state_id, version
-			    HAVING max({position}) <= :toBlock
+			    HAVING max({position}) <= :toPosition
 			) AS c
 			INNER JOIN (
 			    SELECT state_id, max(version) AS materialized
@@ -54,7 +54,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			WHERE c.version <= m.materialized""";
 
 	/**
-	 * Folds the changes committed in {@code (fromBlock, toBlock]} into the state table: per id
+	 * Folds the changes committed in {@code (fromPosition, toPosition]} into the state table: per id
 	 * the newest version (its winning claim), unless the state already holds it or a newer one —
 	 * so a rerun after a crash, or a second materializer, adds nothing new.
 	 */
@@ -117,7 +117,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	private static final String DROP_PARTITION = "ALTER TABLE {changelog} DROP PARTITION ID ?";
 
 	private static final String TAIL_ROWS = """
-			SELECT count() FROM {changelog} WHERE {tail} AND {position} > :fromBlock""";
+			SELECT count() FROM {changelog} WHERE {tail} AND {position} > :fromPosition""";
 
 	/** Whether the changelog was ever materialized by write time (recorded under its keys). */
 	private static final String WRITE_TIME_RECORDED = """
@@ -188,29 +188,29 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	}
 
 	@Override
-	public long cut(long fromBlock, Duration decidedAfter) {
+	public long cut(long fromPosition, Duration decidedAfter) {
 		long cut = this.jdbc.sql(this.cut)
-			.param("fromBlock", fromBlock)
+			.param("fromPosition", fromPosition)
 			.param("windowMillis", decidedAfter.toMillis())
 			.query(Long.class)
 			.single();
-		return Math.max(cut, fromBlock);
+		return Math.max(cut, fromPosition);
 	}
 
 	@Override
-	public List<ClaimKey> claimed(long fromBlock, long toBlock) {
+	public List<ClaimKey> claimed(long fromPosition, long toPosition) {
 		return this.jdbc.sql(this.claimed)
-			.param("fromBlock", fromBlock)
-			.param("toBlock", toBlock)
+			.param("fromPosition", fromPosition)
+			.param("toPosition", toPosition)
 			.query((rs, n) -> new ClaimKey(rs.getString("state_id"), rs.getLong("version")))
 			.list();
 	}
 
 	@Override
-	public long materialize(long fromBlock, long toBlock) {
+	public long materialize(long fromPosition, long toPosition) {
 		return this.jdbc.sql(this.materialize)
-			.param("fromBlock", fromBlock)
-			.param("toBlock", toBlock)
+			.param("fromPosition", fromPosition)
+			.param("toPosition", toPosition)
 			.update();
 	}
 
@@ -225,18 +225,18 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	}
 
 	@Override
-	public void recordCut(long block) {
-		this.jdbc.sql(this.record).params(this.tail.cutKey(), block).update();
+	public void recordCut(long position) {
+		this.jdbc.sql(this.record).params(this.tail.cutKey(), position).update();
 	}
 
 	@Override
-	public void recordForgotten(long block) {
-		this.jdbc.sql(this.record).params(this.tail.forgottenKey(), block).update();
+	public void recordForgotten(long position) {
+		this.jdbc.sql(this.record).params(this.tail.forgottenKey(), position).update();
 	}
 
 	@Override
-	public void recordFloor(long block) {
-		this.jdbc.sql(this.record).params(this.tail.floorKey(), block).update();
+	public void recordFloor(long position) {
+		this.jdbc.sql(this.record).params(this.tail.floorKey(), position).update();
 	}
 
 	@Override
@@ -265,8 +265,8 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	}
 
 	@Override
-	public long tailRows(long block) {
-		return this.jdbc.sql(this.tailRows).param("fromBlock", block).query(Long.class).single();
+	public long tailRows(long position) {
+		return this.jdbc.sql(this.tailRows).param("fromPosition", position).query(Long.class).single();
 	}
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -23,18 +23,18 @@ final class StateClaimSpace implements ClaimSpace<VersionClaim, Verdict> {
 
 	private final ChangelogRepository repository;
 
-	private final long fromBlock;
+	private final long fromPosition;
 
 	private final Duration patience;
 
 	/**
-	 * @param fromBlock the tail the claims were decided against
+	 * @param fromPosition the tail the claims were decided against
 	 * @param patience how long the read-back is retried while ClickHouse does not answer (an
 	 * INSERT whose answer was lost may have been written)
 	 */
-	StateClaimSpace(ChangelogRepository repository, long fromBlock, Duration patience) {
+	StateClaimSpace(ChangelogRepository repository, long fromPosition, Duration patience) {
 		this.repository = repository;
-		this.fromBlock = fromBlock;
+		this.fromPosition = fromPosition;
 		this.patience = patience;
 	}
 
@@ -55,7 +55,7 @@ final class StateClaimSpace implements ClaimSpace<VersionClaim, Verdict> {
 
 	@Override
 	public Map<VersionClaim, Verdict> byCommitOrder(List<VersionClaim> claims) {
-		return ReadBack.withPatience(() -> this.repository.verdicts(claims, this.fromBlock), this.patience);
+		return ReadBack.withPatience(() -> this.repository.verdicts(claims, this.fromPosition), this.patience);
 	}
 
 	@Override

@@ -24,7 +24,7 @@ public class StateStore {
 
 	/** The newest version of an id (possibly a tombstone), if it was ever written. */
 	public Optional<StoredState> newest(String id) {
-		return Optional.ofNullable(this.repository.newest(List.of(id), this.tail.block()).get(id)).map(Head::state);
+		return Optional.ofNullable(this.repository.newest(List.of(id), this.tail.position()).get(id)).map(Head::state);
 	}
 
 	/** A given version of an id. */
@@ -43,7 +43,7 @@ public class StateStore {
 	 */
 	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
 			int limit) {
-		return this.repository.list(prefix, likePattern, visible, after, limit, this.tail.block());
+		return this.repository.list(prefix, likePattern, visible, after, limit, this.tail.position());
 	}
 
 	/** See {@link ChangelogWriter#write}. */
@@ -68,7 +68,7 @@ public class StateStore {
 	 * @throws RuntimeException a 422 problem when the key came with a different request
 	 */
 	public Optional<Committed> replay(String id, Idempotency idempotency) {
-		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.block());
+		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.position());
 		ChangelogRepository.IdempotencyKey key = ChangelogRepository.IdempotencyKey.of(id, idempotency);
 		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), heads).get(key);
 		return Optional.ofNullable(replay).map((earlier) -> earlier.answerTo(id, idempotency));

@@ -68,13 +68,13 @@ class InterleavingMaterializerRepository implements MaterializerRepository {
 	}
 
 	@Override
-	public long cut(long fromBlock, Duration decidedAfter) {
-		return this.delegate.cut(fromBlock, decidedAfter);
+	public long cut(long fromPosition, Duration decidedAfter) {
+		return this.delegate.cut(fromPosition, decidedAfter);
 	}
 
 	@Override
-	public List<ClaimKey> claimed(long fromBlock, long toBlock) {
-		return this.delegate.claimed(fromBlock, toBlock);
+	public List<ClaimKey> claimed(long fromPosition, long toPosition) {
+		return this.delegate.claimed(fromPosition, toPosition);
 	}
 
 	@Override
@@ -83,8 +83,8 @@ class InterleavingMaterializerRepository implements MaterializerRepository {
 	}
 
 	@Override
-	public long materialize(long fromBlock, long toBlock) {
-		long rows = this.delegate.materialize(fromBlock, toBlock);
+	public long materialize(long fromPosition, long toPosition) {
+		long rows = this.delegate.materialize(fromPosition, toPosition);
 		passed(Step.STATE_WRITTEN);
 		return rows;
 	}

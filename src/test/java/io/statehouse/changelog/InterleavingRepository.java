@@ -52,8 +52,8 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<String, Head> newest(Collection<String> ids, long fromBlock) {
-		return this.delegate.newest(ids, fromBlock);
+	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
+		return this.delegate.newest(ids, fromPosition);
 	}
 
 	@Override
@@ -79,12 +79,12 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromBlock) {
+	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromPosition) {
 		if (this.failingVerdicts.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			throw new DataAccessResourceFailureException("injected: ClickHouse does not answer",
 					new java.net.ConnectException("connection refused"));
 		}
-		return this.delegate.verdicts(claims, fromBlock);
+		return this.delegate.verdicts(claims, fromPosition);
 	}
 
 	@Override
@@ -95,8 +95,8 @@ class InterleavingRepository implements ChangelogRepository {
 
 	@Override
 	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
-			int limit, long fromBlock) {
-		return this.delegate.list(prefix, likePattern, visible, after, limit, fromBlock);
+			int limit, long fromPosition) {
+		return this.delegate.list(prefix, likePattern, visible, after, limit, fromPosition);
 	}
 
 	@Override
