@@ -1,10 +1,9 @@
 package io.statehouse.claims;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import io.statehouse.clickhouse.ClickHouseErrors;
+import io.statehouse.clickhouse.OutageRetry;
 
 import org.springframework.dao.DataAccessException;
 
@@ -17,9 +16,9 @@ import org.springframework.dao.DataAccessException;
  */
 public final class ReadBack {
 
-	private static final long FIRST_PAUSE_MILLIS = 5;
+	private static final Duration FIRST_PAUSE = Duration.ofMillis(5);
 
-	private static final long MAX_PAUSE_MILLIS = 1000;
+	private static final Duration MAX_PAUSE = Duration.ofSeconds(1);
 
 	private final Duration patience;
 
@@ -58,27 +57,7 @@ public final class ReadBack {
 	 * @throws DataAccessException the last failure, once the patience is spent
 	 */
 	public static <T> T withPatience(Supplier<T> read, Duration patience) {
-		long deadline = System.nanoTime() + patience.toNanos();
-		long pause = FIRST_PAUSE_MILLIS;
-		while (true) {
-			try {
-				return read.get();
-			}
-			catch (DataAccessException ex) {
-				if (!ClickHouseErrors.isOutage(ex)
-						|| System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) > deadline) {
-					throw ex;
-				}
-				try {
-					Thread.sleep(pause);
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					throw ex;
-				}
-				pause = Math.min(pause * 2, MAX_PAUSE_MILLIS);
-			}
-		}
+		return new OutageRetry(patience, FIRST_PAUSE, MAX_PAUSE).run(read);
 	}
 
 }

@@ -1,7 +1,6 @@
 package io.statehouse.clickhouse;
 
 import java.time.Duration;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
@@ -27,7 +26,9 @@ public class ClickHouseSchema implements InitializingBean {
 
 	private static final Log logger = LogFactory.getLog(ClickHouseSchema.class);
 
-	private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+	private static final Duration FIRST_PAUSE = Duration.ofMillis(250);
+
+	private static final Duration MAX_PAUSE = Duration.ofSeconds(5);
 
 	private static final String REPLICATED_TABLES = """
 			SELECT name, engine FROM system.tables
@@ -102,25 +103,21 @@ public class ClickHouseSchema implements InitializingBean {
 	}
 
 	@Override
-	public void afterPropertiesSet() throws InterruptedException {
-		long deadline = System.nanoTime() + this.properties.startupTimeout().toNanos();
-		Duration backoff = Duration.ofMillis(250);
-		while (true) {
+	public void afterPropertiesSet() {
+		new OutageRetry(this.properties.startupTimeout(), FIRST_PAUSE, MAX_PAUSE).run(() -> {
 			try {
 				create();
-				return;
+				return null;
 			}
 			catch (DataAccessException ex) {
-				if (!ClickHouseErrors.isOutage(ex) || System.nanoTime() + backoff.toNanos() > deadline) {
-					throw ex;
+				if (ClickHouseErrors.isOutage(ex)) {
+					logger.warn(((ex instanceof KeeperTableMissingException) ? ex.getMessage()
+							: "ClickHouse is not reachable yet (" + ClickHouseErrors.describe(ex) + ")")
+							+ "; retrying for up to the start-up timeout");
 				}
-				String waiting = (ex instanceof KeeperTableMissingException) ? ex.getMessage()
-						: "ClickHouse is not reachable yet (" + ClickHouseErrors.describe(ex) + ")";
-				logger.warn(waiting + "; retrying in " + backoff.toMillis() + " ms");
-				Thread.sleep(backoff.toMillis());
-				backoff = Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
+				throw ex;
 			}
-		}
+		});
 	}
 
 	private void create() {
