@@ -1,6 +1,7 @@
 package io.statehouse;
 
 import io.statehouse.support.NpmTools;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Every compose file as {@code dclint} judges it: the Compose Specification's schema and its best
  * practices (ports bound to an interface, pinned images, ordered keys).
  */
+@Tag("fast")
 class ComposeFilesTests {
 
 	@Test

@@ -2,6 +2,7 @@ package io.statehouse;
 
 import java.util.List;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.modulith.core.ApplicationModule;
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * or a lock slot) and the changelog's {@code StateStore}; {@code claims} knows only
  * {@code clickhouse}, which knows no module.
  */
+@Tag("fast")
 class ModularityTests {
 
 	private final ApplicationModules modules = ApplicationModules.of(StatehouseApplication.class);

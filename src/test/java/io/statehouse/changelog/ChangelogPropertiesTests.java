@@ -1,5 +1,6 @@
 package io.statehouse.changelog;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -13,6 +14,7 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Settings that cannot work are refused when the service starts, naming the setting. */
+@Tag("fast")
 class ChangelogPropertiesTests {
 
 	private final ApplicationContextRunner context = new ApplicationContextRunner()

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Which claim won each version, walked down parent links from the head: losers are told apart
  * from winners by identity alone, whatever truncation kept.
  */
+@Tag("fast")
 class LineageTests {
 
 	private static final UUID NONE = new UUID(0, 0);

@@ -5,6 +5,7 @@ import java.util.List;
 import io.statehouse.changelog.MaterializerRepository.Part;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Tag;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -12,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The truncation floor, rule by rule (the materializer's javadoc states them): parts are given
  * as {@code min-max} block ranges, {@code *} marking one older than the retention.
  */
+@Tag("fast")
 class TruncationFloorTests {
 
 	@ParameterizedTest(name = "{0}: settled cut {1}, forgotten {2}, parts {3} -> {4}")

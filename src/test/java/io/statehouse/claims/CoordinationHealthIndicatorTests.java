@@ -7,6 +7,7 @@ import java.util.Map;
 import com.clickhouse.jdbc.Driver;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.TestSchemas;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.health.contributor.Health;
@@ -21,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ClickHouse has no Keeper session and up again once it has, is shown with a real ZooKeeper
  * killed ({@code KeeperFaultTests}).
  */
+@Tag("fast")
 class CoordinationHealthIndicatorTests {
 
 	@Test

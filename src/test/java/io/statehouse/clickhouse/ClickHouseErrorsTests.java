@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.sql.SQLException;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -13,6 +14,7 @@ import org.springframework.jdbc.UncategorizedSQLException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** How failures are named for operators, and which ones certainly changed nothing. */
+@Tag("fast")
 class ClickHouseErrorsTests {
 
 	private static final String STATEMENT = "SELECT document FROM statehouse.changelog WHERE state_id = 'secret'";

@@ -3,6 +3,7 @@ package io.statehouse.clickhouse;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -11,6 +12,7 @@ import org.springframework.dao.DataIntegrityViolationException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
+@Tag("fast")
 class OutageRetryTests {
 
 	private final AtomicInteger tries = new AtomicInteger();

@@ -5,12 +5,14 @@ import java.time.Instant;
 import io.statehouse.importer.ImportRule.Need;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Tag;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The rule an import follows for one id, case by case. */
+@Tag("fast")
 class ImportRuleTests {
 
 	private static final JsonMapper JSON = JsonMapper.builder()

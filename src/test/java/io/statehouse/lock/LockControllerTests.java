@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,6 +31,7 @@ import static org.mockito.Mockito.never;
  * The HTTP rules of {@code /locks} — statuses, the {@code Lock-Token} header, defaults and
  * limits of a request, problems — with the service mocked.
  */
+@Tag("fast")
 @WebMvcTest(LockController.class)
 class LockControllerTests {
 

@@ -15,6 +15,7 @@ import io.statehouse.lock.LockRules.Release;
 import io.statehouse.lock.LockRules.Renew;
 import io.statehouse.lock.LockRules.RenewFenced;
 import io.statehouse.lock.LockRules.Verdict;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.params.provider.Arguments.argumentSet;
  * The lock's rules, one row per rule the README and the design state and per case the
  * adversarial reviews found: the lock as read, the change asked, and what is written or answered.
  */
+@Tag("fast")
 class LockRulesTests {
 
 	private static final String ID = "pipeline";

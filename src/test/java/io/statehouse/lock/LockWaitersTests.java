@@ -17,12 +17,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.statehouse.lock.LockWaiters.Try;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** How acquisitions wait for a held lock: in turn, one try per id at a time, bounded, woken by a release. */
+@Tag("fast")
 class LockWaitersTests {
 
 	private static final Lease HOLDER = lease("held", "holder");

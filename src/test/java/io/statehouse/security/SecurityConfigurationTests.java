@@ -10,6 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.statehouse.security.SecurityProperties.Token;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** How tokens are configured, minted and found, and what an open service says about itself. */
+@Tag("fast")
 @ExtendWith(OutputCaptureExtension.class)
 class SecurityConfigurationTests {
 

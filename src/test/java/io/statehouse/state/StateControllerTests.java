@@ -11,6 +11,7 @@ import io.statehouse.changelog.StoredState;
 import io.statehouse.lock.LockToken;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,6 +36,7 @@ import static org.mockito.Mockito.never;
  * The HTTP rules of {@code /states} — statuses, headers, how conditions are read, problems —
  * with the service mocked: what the service decides is tested on a real engine elsewhere.
  */
+@Tag("fast")
 @WebMvcTest(StateController.class)
 class StateControllerTests {
 

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,6 +17,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * it is meant for and stays quiet on series just short of it ({@code promtool test rules} with
  * the committed {@code alerts-test.yml}).
  */
+@Tag("fast")
 class AlertRulesTests {
 
 	private static final Path RULES = Path.of("ops", "prometheus");

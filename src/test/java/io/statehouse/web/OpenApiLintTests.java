@@ -1,6 +1,7 @@
 package io.statehouse.web;
 
 import io.statehouse.support.NpmTools;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code openapi.yaml} as Redocly's linter judges it, with the committed {@code redocly.yaml}:
  * every recommended rule (security rules included), warnings as errors.
  */
+@Tag("fast")
 class OpenApiLintTests {
 
 	@Test

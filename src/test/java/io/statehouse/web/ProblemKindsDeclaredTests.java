@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import io.statehouse.shared.ProblemException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * lists: a module that adds an exception but forgets to declare its kind fails here, not in a
  * client that validates answers against {@code openapi.yaml}.
  */
+@Tag("fast")
 class ProblemKindsDeclaredTests {
 
 	@Test

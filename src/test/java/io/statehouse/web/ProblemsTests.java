@@ -1,5 +1,6 @@
 package io.statehouse.web;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -9,6 +10,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Problems written before Spring MVC is involved are JSON written by the JSON library. */
+@Tag("fast")
 class ProblemsTests {
 
 	@Test

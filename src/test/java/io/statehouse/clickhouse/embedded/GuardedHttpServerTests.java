@@ -26,6 +26,7 @@ import io.statehouse.clickhouse.embedded.GuardedHttpServer.Head;
 import io.statehouse.clickhouse.embedded.GuardedHttpServer.Limits;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connections get (a time limit on each head, a bounded number of them and of their bytes, no
  * body read), and that admitted requests are served whole, in order, kept alive.
  */
+@Tag("fast")
 class GuardedHttpServerTests {
 
 	private static final String KEY = "X-Key: open sesame";
