@@ -2,15 +2,9 @@ package io.statehouse.state;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.StringReader;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
-import jakarta.json.Json;
-import jakarta.json.JsonException;
-import jakarta.json.JsonReader;
-import jakarta.json.JsonValue;
-import jakarta.json.JsonWriter;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.core.StreamReadFeature;
@@ -19,6 +13,9 @@ import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.stereotype.Component;
 
@@ -57,26 +54,40 @@ class JsonDocuments {
 		return normalize(readLimited(body), "The body");
 	}
 
-	/** Applies an RFC 7396 merge patch (itself read by {@link #readObject}) to a document. */
+	/**
+	 * Applies an RFC 7396 merge patch (itself read by {@link #readObject}) to a document: both
+	 * read once, merged as trees, written once.
+	 */
 	String mergePatch(String document, String patch) {
-		JsonValue merged;
-		try (JsonReader target = Json.createReader(new StringReader(document));
-				JsonReader changes = Json.createReader(new StringReader(patch))) {
-			merged = Json.createMergePatch(changes.readValue()).apply(target.readValue());
+		String merged = this.mapper.writeValueAsString(merge(this.mapper.readTree(document), this.mapper.readTree(patch)));
+		int bytes = merged.getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > this.maxBytes) {
+			throw new DocumentTooLargeException("The patched document would be " + bytes + " bytes; the limit is "
+					+ this.maxBytes + ".");
 		}
-		catch (JsonException ex) {
-			throw new InvalidDocumentException("The merge patch could not be applied: " + ex.getMessage());
+		return merged;
+	}
+
+	/**
+	 * RFC 7396, section 2: a patch that is an object changes the target's members — a null
+	 * removes one, anything else is merged into it — and any other patch replaces the target.
+	 * (Jackson has no merge patch of its own; its "merge" keeps nulls.)
+	 */
+	private static JsonNode merge(@Nullable JsonNode target, JsonNode patch) {
+		if (!patch.isObject()) {
+			return patch;
 		}
-		StringWriter text = new StringWriter();
-		try (JsonWriter writer = Json.createWriter(text)) {
-			writer.write(merged);
+		ObjectNode merged = (target != null && target.isObject()) ? (ObjectNode) target
+				: JsonNodeFactory.instance.objectNode();
+		for (Map.Entry<String, JsonNode> member : patch.properties()) {
+			if (member.getValue().isNull()) {
+				merged.remove(member.getKey());
+			}
+			else {
+				merged.set(member.getKey(), merge(merged.get(member.getKey()), member.getValue()));
+			}
 		}
-		byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
-		if (bytes.length > this.maxBytes) {
-			throw new DocumentTooLargeException("The patched document would be " + bytes.length
-					+ " bytes; the limit is " + this.maxBytes + ".");
-		}
-		return normalize(bytes, "The patched document");
+		return merged;
 	}
 
 	private byte[] readLimited(InputStream body) throws IOException {
