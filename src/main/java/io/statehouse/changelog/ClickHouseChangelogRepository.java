@@ -17,7 +17,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
+import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.changelog.ChangelogTables.Tail;
+import io.statehouse.changelog.Verdicts.Claimed;
 import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.claims.ClaimFilter;
 import io.statehouse.claims.ClaimKey;
@@ -531,47 +533,10 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
 		for (VersionClaim claim : claims) {
 			verdicts.put(claim,
-					verdict(claim, firsts.get(claim.key()), named.get(claim.key()), materialized.get(claim.id())));
+					Verdicts.byCommitOrder(claim, firsts.get(claim.key()), named.get(claim.key()),
+							materialized.get(claim.id())));
 		}
 		return verdicts;
-	}
-
-	/**
-	 * Decides a claim by identity where one is known — the parent its next version names, or the
-	 * materialized version — and by commit order among the claims of its version otherwise.
-	 * @param first the claims of its version, the first committed one first
-	 * @param named the winner the next version names as parent
-	 * @param state the materialized version (with its parent in {@code claims})
-	 */
-	private static Verdict verdict(VersionClaim claim, @Nullable Claimed first, @Nullable UUID named,
-			@Nullable Claimed state) {
-		boolean present = first != null && first.claims().contains(claim.claimId());
-		UUID winner = named;
-		if (winner == null && state != null) {
-			if (state.version() == claim.version()) {
-				winner = state.claimId();
-			}
-			else if (state.version() == claim.version() + 1) {
-				winner = state.claims().get(0);
-			}
-			else if (state.version() > claim.version()) {
-				// Decided and truncated beyond telling: only a batch far older than the retention.
-				return Verdict.UNKNOWN;
-			}
-		}
-		if (winner == null) {
-			winner = (first != null) ? first.claimId() : null;
-		}
-		if (!claim.claimId().equals(winner)) {
-			return present ? Verdict.LOST : Verdict.ABSENT;
-		}
-		if (first != null && claim.claimId().equals(first.claimId())) {
-			return Verdict.won(first.writtenAt());
-		}
-		if (state != null && state.version() == claim.version()) {
-			return Verdict.won(state.writtenAt());
-		}
-		return (first != null) ? Verdict.won(first.writtenAt()) : Verdict.UNKNOWN;
 	}
 
 	@Override
@@ -590,11 +555,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		}
 		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
 		for (VersionClaim claim : claims) {
-			UUID holder = holders.get(claim.key());
-			Instant writtenAt = written.get(claim.claimId());
-			verdicts.put(claim, (holder == null) ? Verdict.ABSENT
-					: !holder.equals(claim.claimId()) ? Verdict.LOST
-							: (writtenAt != null) ? Verdict.won(writtenAt) : Verdict.UNKNOWN);
+			verdicts.put(claim, Verdicts.byHolder(claim, holders.get(claim.key()), written.get(claim.claimId())));
 		}
 		return verdicts;
 	}
@@ -745,10 +706,6 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			}
 		}
 		return uuids;
-	}
-
-	/** A version's claims (or a materialized version, its parent in {@code claims}). */
-	private record Claimed(long version, UUID claimId, Instant writtenAt, List<UUID> claims) {
 	}
 
 	/** A changelog row read for a replay: {@code state} only where it carries a key. */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.LongStream;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -85,7 +86,11 @@ class ChangelogProtocolTests {
 		assertThat(patch.version()).as("one version per write").isEqualTo(3);
 		assertThat(this.client.delete("/states/" + id).status()).as("a live state deletes").isEqualTo(204);
 		this.repository.reset();
-		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L, 4L);
+		// One version per write, none twice; the retention here is 1 s, so on a slow machine
+		// truncation may have taken the oldest already.
+		List<Long> versions = this.client.versions(id);
+		assertThat(versions).isNotEmpty().endsWith(4L);
+		assertThat(versions).isEqualTo(LongStream.rangeClosed(versions.get(0), 4).boxed().toList());
 	}
 
 	@Test
