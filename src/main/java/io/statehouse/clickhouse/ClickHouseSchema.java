@@ -1,6 +1,7 @@
 package io.statehouse.clickhouse;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
@@ -12,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -22,7 +24,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * qualified name ({@code `database`.`prefix+name`}). Waits (up to the start-up timeout) for a
  * ClickHouse that is still starting.
  */
-public class ClickHouseSchema implements InitializingBean {
+public class ClickHouseSchema implements InitializingBean, SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog(ClickHouseSchema.class);
 
@@ -46,6 +48,8 @@ public class ClickHouseSchema implements InitializingBean {
 
 	private volatile boolean replicated;
 
+	private volatile SortedSet<String> sent = new TreeSet<>();
+
 	/**
 	 * @param tables every feature's tables; those in Keeper count only where claims are decided
 	 * by Keeper
@@ -66,7 +70,7 @@ public class ClickHouseSchema implements InitializingBean {
 	 * A statement with every {@code {name}} of a Statehouse table replaced by the table's
 	 * qualified name, and {@code {durable}} by the settings that make a table durable
 	 * ({@link ClickHouseTable#DURABLE}). Every statement the service sends passes here once, as
-	 * its repository is created, and is kept: {@link #statements()}.
+	 * its repository is created: {@link #statements()}.
 	 */
 	public String sql(String template) {
 		return this.statements.computeIfAbsent(template, (text) -> {
@@ -79,12 +83,18 @@ public class ClickHouseSchema implements InitializingBean {
 	}
 
 	/**
-	 * Every statement rendered so far, as ClickHouse receives it but for the values of its named
-	 * parameters: once the application has started, all of them but the health check's
-	 * {@code SELECT version()} and the columns added to tables of an earlier release.
+	 * Every statement the service sends, as ClickHouse receives it but for the values of its named
+	 * parameters: those rendered by the time every bean was created, which is all of them but the
+	 * health check's {@code SELECT version()} and the columns added to tables of an earlier release.
 	 */
 	public SortedSet<String> statements() {
-		return new TreeSet<>(this.statements.values());
+		return Collections.unmodifiableSortedSet(this.sent);
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		// Statements rendered later are not the service's own (tests render theirs here too).
+		this.sent = new TreeSet<>(this.statements.values());
 	}
 
 	/** The qualified, quoted name of a table: {@code `database`.`prefix+name`}. */

@@ -265,8 +265,12 @@ class StateApiTests {
 			}
 			return null;
 		});
-		assertThat(this.client.delete("/states?match=bulk:*").json().get("deleted").asInt()).isEqualTo(states);
-		assertThat(ids(this.client.get("/states?prefix=bulk:").json())).isEmpty();
+		Response cleared = this.client.delete("/states?match=bulk:*");
+		assertThat(cleared.status()).as(cleared.body()).isEqualTo(200);
+		assertThat(cleared.json().get("deleted").asInt()).isEqualTo(states);
+		Response listed = this.client.get("/states?prefix=bulk:");
+		assertThat(listed.status()).as(listed.body()).isEqualTo(200);
+		assertThat(ids(listed.json())).isEmpty();
 	}
 
 	private static List<String> ids(JsonNode page) {
