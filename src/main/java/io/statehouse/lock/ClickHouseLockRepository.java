@@ -216,8 +216,6 @@ class ClickHouseLockRepository extends LockTables {
 			lock_id IN (SELECT lock_id FROM {lock_claims}
 			            WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to))""";
 
-	private final ClickHouseSchema schema;
-
 	private final ReadBack readBack;
 
 	private final String latestSlot;
@@ -232,7 +230,6 @@ class ClickHouseLockRepository extends LockTables {
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
 		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED));
-		this.schema = schema;
 		this.readBack = readBack;
 		this.latestSlot = schema.sql(CLAIMS_OF_LATEST_SLOT);
 		this.grant = schema.sql(GRANT);
