@@ -157,6 +157,8 @@ SELECT state_id, version, deleted, operation, document, fencing, written_at, cla
 FROM `statehouse`.`changelog`
 WHERE (state_id, version, claim_id) IN (:claims);
 
+SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated');
+
 SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        toString(operation) AS operation, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
@@ -383,7 +385,7 @@ INNER JOIN (
 ) AS m USING state_id
 WHERE c.version <= m.materialized;
 
-SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS written_at,
+SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS claimed_at,
        groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
 WHERE (state_id, version) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
@@ -408,6 +410,15 @@ FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
                   WHERE (state_id, written_by, idempotency_key) IN (:keys));
+
+SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
+       written_at, written_by, _block_number AS row_position, _block_number AS row_block,
+       _block_offset AS row_offset
+FROM `statehouse`.`changelog`
+WHERE toUInt64(splitByChar('_', _part)[3]) >= :fromPosition AND 1
+  AND (_block_number, _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
+ORDER BY row_position, row_block, row_offset
+LIMIT :limit;
 
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)

@@ -191,6 +191,8 @@ SELECT state_id, version, deleted, operation, document, fencing, written_at, cla
 FROM `statehouse`.`changelog`
 WHERE (state_id, version, claim_id) IN (:claims);
 
+SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at');
+
 SELECT *
 FROM (
     SELECT *
@@ -424,7 +426,7 @@ INNER JOIN (
 ) AS m USING state_id
 WHERE c.version <= m.materialized;
 
-SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS written_at,
+SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS claimed_at,
        groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
 WHERE (state_id, version) IN (:keys) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
@@ -449,6 +451,15 @@ FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
                   WHERE (state_id, written_by, idempotency_key) IN (:keys));
+
+SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
+       written_at, written_by, toUnixTimestamp64Milli(written_at) AS row_position, _block_number AS row_block,
+       _block_offset AS row_offset
+FROM `statehouse`.`changelog`
+WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at >= fromUnixTimestamp64Milli(:fromPosition) AND written_at <= now64(3) - toIntervalMillisecond(:windowMillis)
+  AND (toUnixTimestamp64Milli(written_at), _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
+ORDER BY row_position, row_block, row_offset
+LIMIT :limit;
 
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)

@@ -57,9 +57,16 @@ class ChangelogConfiguration {
 	}
 
 	@Bean
+	ChangeFeed changeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
+			ClaimArbiter arbiter) {
+		return new ChangeFeed(repository, materializer, tail, arbiter.claimWindow());
+	}
+
+	@Bean
 	ChangelogWriter changelogWriter(ChangelogRepository repository, ClaimArbiter arbiter, ReadBack readBack,
-			TailWatermark tail, ChangelogProperties properties, MeterRegistry meters) {
-		return new ChangelogWriter(new ClaimRound(repository, arbiter, tail, properties.writer(), readBack, meters),
+			TailWatermark tail, ChangeFeed feed, ChangelogProperties properties, MeterRegistry meters) {
+		return new ChangelogWriter(
+				new ClaimRound(repository, arbiter, tail, properties.writer(), readBack, feed::committed, meters),
 				properties.writer(), meters);
 	}
 

@@ -12,7 +12,7 @@ class ChangelogProblemKinds implements ProblemKinds {
 
 	@Override
 	public Set<String> kinds() {
-		return Set.of(IdempotencyKeyReusedException.KIND, WriteUnavailableException.KIND,
+		return Set.of(IdempotencyKeyReusedException.KIND, FeedCursorGoneException.KIND, WriteUnavailableException.KIND,
 				WriteUnavailableException.OUTCOME_UNKNOWN_KIND);
 	}
 

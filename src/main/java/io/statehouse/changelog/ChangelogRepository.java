@@ -60,6 +60,22 @@ interface ChangelogRepository {
 	List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after, int limit,
 			long fromPosition);
 
+	/**
+	 * Every claim committed after a cursor, winners and losers alike, in feed order (by write
+	 * time, only those written a claim window ago: decided).
+	 * @param limit at most this many
+	 */
+	List<FeedRow> changes(FeedCursor after, int limit);
+
+	/** The truncation floor: changes at or below it may be gone. */
+	long floor();
+
+	/**
+	 * The claims that won these versions, as far as they can be told ({@link Verdicts#winner});
+	 * a version none can be told of is absent.
+	 */
+	Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys);
+
 	/** A version of an id, as long as the changelog retains it or it is the newest. */
 	Optional<StoredState> version(String id, long version);
 
@@ -93,6 +109,19 @@ interface ChangelogRepository {
 			/** Its version was decided and truncated beyond telling (a batch older than the retention). */
 			UNKNOWN
 
+		}
+
+	}
+
+	/**
+	 * A changelog row as the feed reads it.
+	 * @param event what it is, should it have won
+	 * @param claimId its claim
+	 */
+	record FeedRow(ChangeEvent event, UUID claimId) {
+
+		ClaimKey key() {
+			return new ClaimKey(this.event.id(), this.event.version());
 		}
 
 	}

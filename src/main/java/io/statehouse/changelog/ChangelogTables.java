@@ -139,7 +139,9 @@ final class ChangelogTables {
 	 * How the tail is ordered: where a change stands, as the number that cuts, truncation floors
 	 * and forgotten marks record, and that {@code :fromPosition} and {@code :toPosition} are given in.
 	 * Templates name rows by it: {@code {tail}} (committed after {@code :fromPosition}),
-	 * {@code {range}} (in {@code (:fromPosition, :toPosition]}), {@code {position}}, {@code {retained}}
+	 * {@code {range}} (in {@code (:fromPosition, :toPosition]}), {@code {since}} (at {@code :fromPosition}
+	 * or after: what the feed reads, its rows then cut by their cursors), {@code {decided}} (by write
+	 * time, written at least {@code :windowMillis} ago), {@code {position}}, {@code {retained}}
 	 * (above the truncation floor), {@code {floor}}, and the meta keys {@code {cutKey}},
 	 * {@code {floorKey}}, {@code {forgottenKey}}.
 	 */
@@ -152,7 +154,8 @@ final class ChangelogTables {
 		 * The order of the commit-order arbiter, where a row is decided when it commits.
 		 */
 		BLOCKS("materialized", "truncated", "forgotten", "{partMax} > :fromPosition",
-				"{partMax} > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition", "_block_number"),
+				"{partMax} > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition",
+				"{partMax} >= :fromPosition", "1", "_block_number"),
 
 		/**
 		 * By the time ClickHouse wrote the row, in ms. Block numbers are per partition and
@@ -166,7 +169,8 @@ final class ChangelogTables {
 				"segment >= intDiv(:fromPosition, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromPosition)",
 				"segment >= intDiv(:fromPosition, {segmentMillis}) AND written_at > fromUnixTimestamp64Milli(:fromPosition) "
 						+ "AND written_at <= fromUnixTimestamp64Milli(:toPosition)",
-				"toUnixTimestamp64Milli(written_at)");
+				"segment >= intDiv(:fromPosition, {segmentMillis}) AND written_at >= fromUnixTimestamp64Milli(:fromPosition)",
+				"written_at <= now64(3) - toIntervalMillisecond(:windowMillis)", "toUnixTimestamp64Milli(written_at)");
 
 		private final String cutKey;
 
@@ -178,14 +182,21 @@ final class ChangelogTables {
 
 		private final String range;
 
+		private final String since;
+
+		private final String decided;
+
 		private final String position;
 
-		Tail(String cutKey, String floorKey, String forgottenKey, String tail, String range, String position) {
+		Tail(String cutKey, String floorKey, String forgottenKey, String tail, String range, String since,
+				String decided, String position) {
 			this.cutKey = cutKey;
 			this.floorKey = floorKey;
 			this.forgottenKey = forgottenKey;
 			this.tail = tail;
 			this.range = range;
+			this.since = since;
+			this.decided = decided;
 			this.position = position;
 		}
 
@@ -214,6 +225,8 @@ final class ChangelogTables {
 			String floor = "(SELECT max(value) FROM {meta} WHERE key = '" + this.floorKey + "')";
 			return schema.sql(template.replace("{tail}", this.tail)
 				.replace("{range}", this.range)
+				.replace("{since}", this.since)
+				.replace("{decided}", this.decided)
 				.replace("{retained}", this.position + " > " + floor)
 				.replace("{position}", this.position)
 				.replace("{floor}", floor)

@@ -60,11 +60,15 @@ class ClaimRound {
 
 	private final Counter lostClaims;
 
+	private final Runnable committed;
+
+	/** @param committed told after a batch in which a write won */
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
-			ChangelogProperties.Writer properties, ReadBack readBack, MeterRegistry meters) {
+			ChangelogProperties.Writer properties, ReadBack readBack, Runnable committed, MeterRegistry meters) {
 		this.repository = repository;
 		this.arbiter = arbiter;
 		this.tail = tail;
+		this.committed = committed;
 		this.maxAttempts = properties.maxAttempts();
 		this.maxInsertBytes = properties.maxBatchSize().toBytes();
 		// The outcome of a batch is sought no longer than its writes wait for their answers.
@@ -124,6 +128,9 @@ class ClaimRound {
 			claims.forEach((claim) -> claim.pending().result
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
+		}
+		if (verdicts.values().stream().anyMatch((verdict) -> verdict.outcome() == Verdict.Outcome.WON)) {
+			this.committed.run();
 		}
 		List<PendingWrite> retries = new ArrayList<>();
 		for (PendingClaim claim : claims) {

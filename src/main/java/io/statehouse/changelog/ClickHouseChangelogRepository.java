@@ -118,7 +118,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * winner each next version names as its parent; and the materialized version with its identity.
 	 */
 	private static final String VERDICTS = """
-			SELECT state_id, version, argMin(claim_id, {order}) AS claim, argMin(written_at, {order}) AS written_at,
+			SELECT state_id, version, argMin(claim_id, {order}) AS claim, argMin(written_at, {order}) AS claimed_at,
 			       groupArray(claim_id) AS claims, 'first' AS source
 			FROM {changelog}
 			WHERE (state_id, version) IN (:keys) AND {tail}
@@ -228,6 +228,22 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			state_id = :id AND {retained}
 			AND version > (SELECT max(version) FROM {state} WHERE state_id = :id)""";
 
+	/**
+	 * The feed: claims after a cursor in its order ({@link FeedCursor}); the parts or segments
+	 * that cannot hold them are pruned first.
+	 */
+	private static final String CHANGES = """
+			SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
+			       written_at, written_by, {position} AS row_position, _block_number AS row_block,
+			       _block_offset AS row_offset
+			FROM {changelog}
+			WHERE {since} AND {decided}
+			  AND ({position}, _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
+			ORDER BY row_position, row_block, row_offset
+			LIMIT :limit""";
+
+	private static final String FLOOR = "SELECT {floor}";
+
 	/** How long a read waits for a decided row to reach this replica. */
 	private static final Duration REPLICA_PATIENCE = Duration.ofSeconds(5);
 
@@ -275,6 +291,10 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String written;
 
+	private final String changes;
+
+	private final String floor;
+
 	/**
 	 * @param segmentSeconds the changelog's partitions, as its table was created with
 	 * @param writer names this instance in the rows it writes
@@ -313,6 +333,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		this.append = sql(APPEND);
 		this.verdicts = sql(VERDICTS);
 		this.written = sql(WRITTEN);
+		this.changes = sql(CHANGES);
+		this.floor = sql(FLOOR);
 	}
 
 	private String sql(String template) {
@@ -504,14 +526,37 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromPosition) {
-		List<Object[]> keys = claims.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList();
-		List<Object[]> nextKeys = claims.stream()
-			.map((claim) -> new Object[] { claim.id(), claim.version() + 1 })
-			.toList();
-		List<String> ids = claims.stream().map(VersionClaim::id).distinct().toList();
-		Map<ClaimKey, Claimed> firsts = new HashMap<>();
-		Map<ClaimKey, UUID> named = new HashMap<>();
-		Map<String, Claimed> materialized = new HashMap<>();
+		Decided decided = decided(claims.stream().map(VersionClaim::key).toList(), fromPosition);
+		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
+		for (VersionClaim claim : claims) {
+			verdicts.put(claim, Verdicts.byCommitOrder(claim, decided.firsts().get(claim.key()),
+					decided.named().get(claim.key()), decided.materialized().get(claim.id())));
+		}
+		return verdicts;
+	}
+
+	@Override
+	public Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys) {
+		// Everything retained counts here, not only the tail: a feed follows from old cursors too.
+		Decided decided = decided(keys, 0);
+		Map<ClaimKey, UUID> recorded = this.arbiter.recorded(StateClaimSpace.NAME, keys);
+		Map<ClaimKey, UUID> winners = new HashMap<>();
+		for (ClaimKey key : keys) {
+			UUID winner = Verdicts.winner(key.number(), recorded.get(key), decided.firsts().get(key),
+					decided.named().get(key), decided.materialized().get(key.id()), this.tail == Tail.BLOCKS);
+			if (winner != null) {
+				winners.put(key, winner);
+			}
+		}
+		return winners;
+	}
+
+	/** What {@link #VERDICTS} tells of these versions. */
+	private Decided decided(Collection<ClaimKey> versions, long fromPosition) {
+		List<Object[]> keys = versions.stream().map((key) -> new Object[] { key.id(), key.number() }).toList();
+		List<Object[]> nextKeys = versions.stream().map((key) -> new Object[] { key.id(), key.number() + 1 }).toList();
+		List<String> ids = versions.stream().map(ClaimKey::id).distinct().toList();
+		Decided decided = new Decided(new HashMap<>(), new HashMap<>(), new HashMap<>());
 		this.jdbc.sql(this.verdicts)
 			.param("keys", keys)
 			.param("nextKeys", nextKeys)
@@ -521,22 +566,41 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("version"));
 				UUID claim = uuid(rs, "claim");
 				switch (rs.getString("source")) {
-					case "first" -> firsts.put(key, new Claimed(key.number(), claim, instant(rs, "written_at"),
-							uuids(rs.getArray("claims").getArray())));
-					case "named" -> named.put(key, claim);
-					default -> materialized.put(key.id(), new Claimed(key.number(), claim, instant(rs, "written_at"),
-							uuids(rs.getArray("claims").getArray())));
+					case "first" -> decided.firsts().put(key, new Claimed(key.number(), claim,
+							instant(rs, "claimed_at"), uuids(rs.getArray("claims").getArray())));
+					case "named" -> decided.named().put(key, claim);
+					default -> decided.materialized().put(key.id(), new Claimed(key.number(), claim,
+							instant(rs, "claimed_at"), uuids(rs.getArray("claims").getArray())));
 				}
 				return null;
 			})
 			.list();
-		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
-		for (VersionClaim claim : claims) {
-			verdicts.put(claim,
-					Verdicts.byCommitOrder(claim, firsts.get(claim.key()), named.get(claim.key()),
-							materialized.get(claim.id())));
-		}
-		return verdicts;
+		return decided;
+	}
+
+	@Override
+	public List<FeedRow> changes(FeedCursor after, int limit) {
+		return this.jdbc.sql(this.changes)
+			.param("fromPosition", after.position())
+			.param("fromBlock", after.block())
+			.param("fromOffset", after.offset())
+			.param("windowMillis", this.arbiter.claimWindow().toMillis())
+			.param("limit", limit)
+			.query((rs, n) -> {
+				String writtenBy = rs.getString("written_by");
+				return new FeedRow(new ChangeEvent(
+						new FeedCursor(rs.getLong("row_position"), rs.getLong("row_block"), rs.getLong("row_offset")),
+						rs.getString("state_id"), rs.getLong("version"),
+						Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
+						writtenBy.isEmpty() ? null : writtenBy, instant(rs, "written_at"), rs.getLong("size_bytes")),
+						uuid(rs, "claim_id"));
+			})
+			.list();
+	}
+
+	@Override
+	public long floor() {
+		return this.jdbc.sql(this.floor).query(Long.class).single();
 	}
 
 	@Override
@@ -729,6 +793,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	private record Retained(List<HistoryRow> rows, Lineage lineage) {
+	}
+
+	/**
+	 * What the changelog tells of some versions: the first committed claim of each, the winner
+	 * each next version names, and the materialized version of each id.
+	 */
+	private record Decided(Map<ClaimKey, Claimed> firsts, Map<ClaimKey, UUID> named,
+			Map<String, Claimed> materialized) {
 	}
 
 }

@@ -38,18 +38,10 @@ final class Verdicts {
 	static Verdict byCommitOrder(VersionClaim claim, @Nullable Claimed first, @Nullable UUID named,
 			@Nullable Claimed state) {
 		boolean present = first != null && first.claims().contains(claim.claimId());
-		UUID winner = named;
-		if (winner == null && state != null) {
-			if (state.version() == claim.version()) {
-				winner = state.claimId();
-			}
-			else if (state.version() == claim.version() + 1) {
-				winner = state.claims().get(0);
-			}
-			else if (state.version() > claim.version()) {
-				// Decided and truncated beyond telling: only a batch far older than the retention.
-				return Verdict.UNKNOWN;
-			}
+		UUID winner = knownWinner(claim.version(), named, state);
+		if (winner == null && state != null && state.version() > claim.version()) {
+			// Decided and truncated beyond telling: only a batch far older than the retention.
+			return Verdict.UNKNOWN;
 		}
 		if (winner == null) {
 			winner = (first != null) ? first.claimId() : null;
@@ -64,6 +56,41 @@ final class Verdicts {
 			return Verdict.won(state.writtenAt());
 		}
 		return (first != null) ? Verdict.won(first.writtenAt()) : Verdict.UNKNOWN;
+	}
+
+	/**
+	 * The claim that won a decided version, for the change feed: the arbiter's record where it
+	 * still has one, else by identity (the parent the next version names, or the materialized
+	 * version), else — by commit order only — the first committed claim. {@code null} when none
+	 * can be told: the version's rows and those naming it are gone, or (by an arbiter of record)
+	 * it was never recorded.
+	 * @param recorded the holder an arbiter of record names, if it still holds the key
+	 * @param byCommitOrder whether the first committed claim wins
+	 */
+	static @Nullable UUID winner(long version, @Nullable UUID recorded, @Nullable Claimed first,
+			@Nullable UUID named, @Nullable Claimed state, boolean byCommitOrder) {
+		if (recorded != null) {
+			return recorded;
+		}
+		UUID known = knownWinner(version, named, state);
+		if (known != null || (state != null && state.version() > version)) {
+			return known;
+		}
+		return (byCommitOrder && first != null) ? first.claimId() : null;
+	}
+
+	/** A version's winner by identity: named by the next version, or the materialized one or its parent. */
+	private static @Nullable UUID knownWinner(long version, @Nullable UUID named, @Nullable Claimed state) {
+		if (named != null) {
+			return named;
+		}
+		if (state != null && state.version() == version) {
+			return state.claimId();
+		}
+		if (state != null && state.version() == version + 1) {
+			return state.claims().get(0);
+		}
+		return null;
 	}
 
 	/**

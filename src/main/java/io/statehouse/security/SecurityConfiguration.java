@@ -133,7 +133,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 	private static void rules(
 			AuthorizeHttpRequestsConfigurer<HttpSecurity>.AuthorizationManagerRequestMatcherRegistry requests) {
 		for (HttpMethod read : new HttpMethod[] { HttpMethod.GET, HttpMethod.HEAD }) {
-			requests.requestMatchers(pathPattern(read, "/states"), pathPattern(read, "/locks"))
+			requests.requestMatchers(pathPattern(read, "/states"), pathPattern(read, "/locks"), pathPattern(read, "/changes"))
 				.access(scope(Scope.READ))
 				.requestMatchers(pathPattern(read, "/states/{id}"), pathPattern(read, "/states/{id}/versions"),
 						pathPattern(read, "/locks/{id}"))

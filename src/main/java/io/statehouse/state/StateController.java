@@ -8,6 +8,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -23,6 +24,7 @@ import io.statehouse.shared.Page;
 import io.statehouse.state.WriteHeaders.WithoutIfNoneMatch;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.enums.ParameterIn;
 import io.swagger.v3.oas.annotations.headers.Header;
 import io.swagger.v3.oas.annotations.links.Link;
 import io.swagger.v3.oas.annotations.links.LinkParameter;
@@ -38,6 +40,7 @@ import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.annotation.AliasFor;
+import org.springframework.http.ETag;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -47,10 +50,12 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.util.UriUtils;
 
 /** {@code /states}: pipeline state documents. */
@@ -67,12 +72,22 @@ class StateController {
 
 	private static final String LOCATION_DOC = "The state's URL";
 
+	private static final String PREFERENCE_APPLIED_DOC = "`wait=N`: the read waited, up to N seconds";
+
 	private static final String REPLAYED_DOC = "`true` when this answers an earlier write with the same `Idempotency-Key`";
+
+	private static final String PREFER_DOC = "`wait=N` (RFC 7240), with `If-None-Match`: wait up to N seconds "
+			+ "(at most `statehouse.watch.max-wait`) for a version other than those named — or, with `*`, for the "
+			+ "state to be created — and answer it the moment it is committed (200; 404 if the state is deleted); "
+			+ "304 when the wait ends (404 if the state still does not exist). Answered with `Preference-Applied`.";
 
 	private final StateService states;
 
-	StateController(StateService states) {
+	private final WaitingReads waitingReads;
+
+	StateController(StateService states, WaitingReads waitingReads) {
 		this.states = states;
+		this.waitingReads = waitingReads;
 	}
 
 	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -80,13 +95,21 @@ class StateController {
 	@Operation(operationId = "getState", summary = "Get a state document",
 			description = "The newest version, or with `version` an earlier one while the changelog retains it. "
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304 "
-					+ "(`If-Modified-Since` is not used: versions change faster than its whole seconds).")
+					+ "(`If-Modified-Since` is not used: versions change faster than its whole seconds). With "
+					+ "`Prefer: wait=N` and `If-None-Match` the read waits for a change.")
+	@Parameter(name = "Prefer", in = ParameterIn.HEADER, description = PREFER_DOC,
+			schema = @Schema(type = "string", example = "wait=30"))
 	@ApiResponse(responseCode = "200", description = "The document",
 			content = @Content(schema = @Schema(type = "object")),
 			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
-					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag", content = @Content,
-			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")) })
+					@Header(name = HttpHeaders.LAST_MODIFIED, description = LAST_MODIFIED_DOC, schema = @Schema(type = "string")),
+					@Header(name = WaitingReads.PREFERENCE_APPLIED, description = PREFERENCE_APPLIED_DOC,
+							schema = @Schema(type = "string")) })
+	@ApiResponse(responseCode = "304", description = "Not modified since the given ETag (or the wait ended)",
+			content = @Content,
+			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
+					@Header(name = WaitingReads.PREFERENCE_APPLIED, description = PREFERENCE_APPLIED_DOC,
+							schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "404", description = "No such state or version", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
@@ -104,6 +127,33 @@ class StateController {
 		response.setHeader(HttpHeaders.ETAG, etag(state));
 		response.setDateHeader(HttpHeaders.LAST_MODIFIED, state.updatedAt().toEpochMilli());
 		return state.document();
+	}
+
+	/** {@link #get} with a {@code Prefer} header: a read that may wait (documented there). */
+	@GetMapping(path = "/{id}", headers = "Prefer", produces = MediaType.APPLICATION_JSON_VALUE)
+	@Operation(hidden = true)
+	DeferredResult<ResponseEntity<String>> getWaiting(
+			@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+			@RequestParam(required = false) @Min(1) @Nullable Long version, @RequestHeader("Prefer") String prefer,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch) {
+		Duration wait = this.waitingReads.requestedWait(prefer);
+		if (version == null && ifNoneMatch != null && !wait.isZero()) {
+			return this.waitingReads.read(id, ifNoneMatch, wait);
+		}
+		// Nothing to wait for: answered as without Prefer.
+		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
+		ResponseEntity<String> answer = (ifNoneMatch != null && ETag.parse(ifNoneMatch)
+			.stream()
+			.anyMatch((tag) -> tag.isWildcard() || tag.compare(ETag.create(Long.toString(state.version())), true)))
+					? ResponseEntity.status(HttpStatus.NOT_MODIFIED).eTag(Long.toString(state.version())).build()
+					: ResponseEntity.ok()
+						.eTag(Long.toString(state.version()))
+						.lastModified(state.updatedAt())
+						.contentType(MediaType.APPLICATION_JSON)
+						.body(state.document());
+		DeferredResult<ResponseEntity<String>> result = new DeferredResult<>();
+		result.setResult(answer);
+		return result;
 	}
 
 	@GetMapping(path = "/{id}/versions", produces = MediaType.APPLICATION_JSON_VALUE)

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongFunction;
 
@@ -47,6 +48,11 @@ class StateService {
 		this.documents = documents;
 		this.locks = locks;
 		this.metrics = metrics;
+	}
+
+	/** The newest version, a deletion too; empty for an id never written. */
+	Optional<StoredState> newest(String id) {
+		return this.store.newest(id);
 	}
 
 	/** The newest live version. */

@@ -1,8 +1,8 @@
 /**
  * Pipeline state over HTTP: {@code /states/{id}} documents with versions, conditional writes,
- * JSON merge patch, listing and clearing.
+ * JSON merge patch, reads that wait for a change, listing and clearing.
  */
-@ApplicationModule(allowedDependencies = {"shared", "changelog", "lock"})
+@ApplicationModule(allowedDependencies = {"shared", "changelog", "lock", "watch"})
 @NullMarked
 package io.statehouse.state;
 

@@ -109,6 +109,21 @@ class InterleavingRepository implements ChangelogRepository {
 		return this.delegate.history(id);
 	}
 
+	@Override
+	public List<FeedRow> changes(FeedCursor after, int limit) {
+		return this.delegate.changes(after, limit);
+	}
+
+	@Override
+	public long floor() {
+		return this.delegate.floor();
+	}
+
+	@Override
+	public Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys) {
+		return this.delegate.winners(keys);
+	}
+
 	/** Puts the seams in front of the application's repositories. */
 	@TestConfiguration(proxyBeanMethods = false)
 	static class Seams {

@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.argumentSet;
 
-/** The writer's verdict on its claim of version 5, one row per case. */
+/** The writer's verdict on its claim of version 5, and the feed's winner of version 5, one row per case. */
 @Tag("fast")
 class VerdictsTests {
 
@@ -87,6 +87,31 @@ class VerdictsTests {
 	@MethodSource
 	void byHolder(@Nullable UUID holder, @Nullable Instant writtenAt, Verdict verdict) {
 		assertThat(Verdicts.byHolder(CLAIM, holder, writtenAt)).isEqualTo(verdict);
+	}
+
+	static Stream<Arguments> winner() {
+		return Stream.of(
+				row("by commit order, the first committed claim", null, claims(OTHER, OTHER, MINE), null, null, true,
+						OTHER),
+				row("by record, the first committed claim tells nothing", null, claims(OTHER, OTHER, MINE), null, null,
+						false, null),
+				row("the arbiter's record beats commit order", MINE, claims(OTHER, OTHER, MINE), null, null, true, MINE),
+				row("the next version names the winner (a truncated winner's refused rival remains)", null,
+						claims(OTHER, OTHER), MINE, null, true, MINE),
+				row("forgotten by the arbiter, named by the next version", null, null, MINE, null, false, MINE),
+				row("forgotten by the arbiter, materialized", null, null, null, state(5, MINE, OTHER), false, MINE),
+				row("the materialized next version's parent", null, claims(OTHER, OTHER, MINE), null,
+						state(6, OTHER, MINE), true, MINE),
+				row("materialized beyond the next version, nothing named: not told, whatever committed first", null,
+						claims(OTHER, OTHER), null, state(9, OTHER, OTHER), true, null),
+				row("nothing of the version at all", null, null, null, null, true, null));
+	}
+
+	@ParameterizedTest
+	@MethodSource
+	void winner(@Nullable UUID recorded, @Nullable Claimed first, @Nullable UUID named, @Nullable Claimed state,
+			boolean byCommitOrder, @Nullable UUID winner) {
+		assertThat(Verdicts.winner(5, recorded, first, named, state, byCommitOrder)).isEqualTo(winner);
 	}
 
 	private static Arguments row(String rule, @Nullable Object... values) {

@@ -1,11 +1,14 @@
 package io.statehouse.security;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
 
+import io.statehouse.support.EventStream;
+import io.statehouse.support.EventStream.Event;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -23,6 +26,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Tokens over real HTTP: every operation with no token, an unknown token, a token without the
@@ -186,6 +190,23 @@ class TokenSecurityTests {
 			.allMatch((id) -> id.startsWith("prod:") || id.equals("shared:x"));
 		assertThat(ids(call(READER, "GET", "/states?limit=1000", null))).contains("prod:list-a", "dev:list-b",
 				"shared:xy");
+	}
+
+	@Test
+	void aStreamCarriesOnlyTheIdsTheTokenMaySee() throws Exception {
+		assertRefused(this.client.get("/changes"), 401, "unauthenticated");
+		assertRefused(call(METRICS, "GET", "/changes", null), 403, "forbidden");
+		try (EventStream stream = this.client.stream("/changes?match=*:watch-*", "Accept", "text/event-stream",
+				"Authorization", "Bearer " + PROD_ADMIN)) {
+			stream.next((event) -> event.name().equals("bookmark"), Duration.ofSeconds(10));
+			for (String id : List.of("dev:watch-a", "prod:watch-b", "shared:watch-c")) {
+				assertThat(call(ROOT, "PUT", "/states/" + id, "{}").status()).isIn(200, 201);
+			}
+			assertThat(stream.changes(1, Duration.ofSeconds(10))).extracting((change) -> change.json().get("id").asString())
+				.containsExactly("prod:watch-b");
+			assertThatThrownBy(() -> stream.next(Event::isChange, Duration.ofSeconds(1)))
+				.as("no id outside the token's globs").isInstanceOf(AssertionError.class);
+		}
 	}
 
 	@Test

@@ -48,6 +48,9 @@ class StateControllerTests {
 	@MockitoBean
 	StateService states;
 
+	@MockitoBean
+	WaitingReads waitingReads;
+
 	@Test
 	void putThatCreatesAnswers201WithLocationAndEtag() throws Exception {
 		given(this.states.put(eq("a:b"), any(InputStream.class), any(), eq("open"))).willReturn(committed(1, true, false));

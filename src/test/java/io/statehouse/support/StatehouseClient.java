@@ -105,6 +105,33 @@ public final class StatehouseClient {
 		}
 	}
 
+	/**
+	 * Opens {@code GET path} as a stream of Server-Sent Events, read on a thread of its own.
+	 * @throws EventStream.Refused if it is not answered 200
+	 */
+	public EventStream stream(String path, String... headers) {
+		HttpRequest request = HttpRequest.newBuilder(URI.create(this.baseUrl + path))
+			.headers(headers.length == 0 ? new String[] { "Accept", "text/event-stream" } : headers)
+			.GET()
+			.build();
+		try {
+			HttpResponse<java.util.stream.Stream<String>> response = this.http.send(request,
+					HttpResponse.BodyHandlers.ofLines());
+			if (response.statusCode() != 200) {
+				throw new EventStream.Refused(response.statusCode(), response.headers(),
+						String.join("\n", response.body().toList()));
+			}
+			return new EventStream(response.body());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	/** Any request, for hostile input: raw method, content type and body bytes. */
 	public Response send(String method, String path, String contentType, byte[] body, String... headers) {
 		HttpRequest.Builder request = request(path, headers).method(method, HttpRequest.BodyPublishers.ofByteArray(body));

@@ -95,6 +95,7 @@ class ContractConformanceTests {
 				walkStates();
 				walkLocks();
 				walkTruncatedVersion();
+				walkChanges();
 				engine.kill();
 				walkUnavailable();
 			}
@@ -245,6 +246,30 @@ class ContractConformanceTests {
 		send("getState", 410, "GET", "/states/walk:gone?version=1", ADMIN, null, null);
 	}
 
+	/**
+	 * The change stream. Its 200 never ends, so it is read from the service directly (Prism's proxy
+	 * answers only once a response is complete); the truncation walked before makes an old cursor 410.
+	 */
+	private void walkChanges() throws Exception {
+		HttpRequest open = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.servicePort + "/changes"))
+			.header("Authorization", "Bearer " + ADMIN)
+			.header("Accept", "text/event-stream")
+			.build();
+		HttpResponse<java.util.stream.Stream<String>> stream = this.http.send(open, HttpResponse.BodyHandlers.ofLines());
+		try (java.util.stream.Stream<String> lines = stream.body()) {
+			assertThat(stream.statusCode()).isEqualTo(200);
+			assertThat(stream.headers().firstValue("Content-Type")).hasValueSatisfying(
+					(type) -> assertThat(type).startsWith("text/event-stream"));
+			assertThat(lines.findFirst()).hasValueSatisfying((line) -> assertThat(line).startsWith("event:bookmark"));
+		}
+		this.seen.add("streamChanges 200");
+		send("streamChanges", 400, "GET", "/changes?cursor=abc", ADMIN, null, null);
+		send("streamChanges", 401, "GET", "/changes", null, null, null);
+		send("streamChanges", 403, "GET", "/changes", SCRAPER, null, null);
+		send("streamChanges", 406, "GET", "/changes", ADMIN, null, null, "Accept", "text/csv");
+		send("streamChanges", 410, "GET", "/changes?cursor=0", ADMIN, null, null);
+	}
+
 	/** ClickHouse is gone: every operation answers 503 with Retry-After. */
 	private void walkUnavailable() throws Exception {
 		String token = UUID.randomUUID().toString();
@@ -261,6 +286,7 @@ class ContractConformanceTests {
 		assertUnavailable(send("releaseLock", 503, "DELETE", "/locks/walk:u", ADMIN, null, null, "Lock-Token", token));
 		assertUnavailable(send("getLock", 503, "GET", "/locks/walk:u", ADMIN, null, null));
 		assertUnavailable(send("listLocks", 503, "GET", "/locks", ADMIN, null, null));
+		assertUnavailable(send("streamChanges", 503, "GET", "/changes?cursor=0", ADMIN, null, null));
 	}
 
 	private static void assertUnavailable(HttpResponse<String> response) {

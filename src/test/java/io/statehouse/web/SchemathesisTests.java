@@ -100,8 +100,10 @@ class SchemathesisTests {
 		System.out.printf("Schemathesis ran for %.1f s%n", (System.nanoTime() - started) / 1e9);
 		assertThat(run.exitValue()).as("seed %d:%n%s", SEED, run.output()).isZero();
 		int operations = operations();
+		// Every operation but the never-ending change stream (schemathesis.toml says why).
+		int selected = operations - 1;
 		assertThat(run.output()).as(run.output())
-			.contains(operations + " selected / " + operations + " total", "Tested: " + operations, "✅ Coverage",
+			.contains(selected + " selected / " + operations + " total", "Tested: " + selected, "✅ Coverage",
 					"✅ Fuzzing", "✅ Stateful");
 	}
 

@@ -1,0 +1,100 @@
+package io.statehouse.changelog;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.statehouse.changelog.ChangelogRepository.FeedRow;
+import io.statehouse.claims.ClaimKey;
+
+/**
+ * The changelog as a feed of committed changes, read from a {@link FeedCursor} on: only the
+ * claims that won their versions, by the same rules as reads and history, in the changelog's
+ * order — by commit, each change as soon as it is committed; by write time (Keeper), once it is
+ * a claim window old and so decided. A cursor whose next changes were truncated is refused,
+ * never answered with a gap. Whoever follows the feed on this instance also learns of this
+ * instance's commits the moment they are made ({@link #onCommit}).
+ */
+public class ChangeFeed {
+
+	private final ChangelogRepository repository;
+
+	private final MaterializerRepository materializer;
+
+	private final TailWatermark tail;
+
+	private final Duration claimWindow;
+
+	private final List<Runnable> commitListeners = new CopyOnWriteArrayList<>();
+
+	ChangeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
+			Duration claimWindow) {
+		this.repository = repository;
+		this.materializer = materializer;
+		this.tail = tail;
+		this.claimWindow = claimWindow;
+	}
+
+	/** After every change decided so far: where a feed that starts now begins. */
+	public FeedCursor end() {
+		return FeedCursor.after(this.materializer.cut(this.tail.position(), this.claimWindow));
+	}
+
+	/** The oldest cursor the feed can follow from. */
+	public FeedCursor oldest() {
+		return FeedCursor.after(this.repository.floor());
+	}
+
+	/**
+	 * Checks that the feed can be followed from a cursor.
+	 * @throws FeedCursorGoneException if changes after it were truncated
+	 */
+	public void requireRetained(FeedCursor cursor) {
+		FeedCursor oldest = oldest();
+		if (cursor.compareTo(oldest) < 0) {
+			throw new FeedCursorGoneException(cursor, oldest);
+		}
+	}
+
+	/**
+	 * The next changes after a cursor.
+	 * @param limit read at most this many changelog rows (losers count)
+	 * @throws FeedCursorGoneException if changes after the cursor were truncated
+	 */
+	public Changes read(FeedCursor after, int limit) {
+		List<FeedRow> rows = this.repository.changes(after, limit);
+		// The floor is read after the rows: parts are dropped only below a floor recorded earlier,
+		// so a floor still at or below the cursor now means nothing after it was gone then.
+		requireRetained(after);
+		if (rows.isEmpty()) {
+			return new Changes(List.of(), after, false);
+		}
+		Map<ClaimKey, UUID> winners = this.repository.winners(rows.stream().map(FeedRow::key).distinct().toList());
+		List<ChangeEvent> events = rows.stream()
+			.filter((row) -> row.claimId().equals(winners.get(row.key())))
+			.map(FeedRow::event)
+			.toList();
+		return new Changes(events, rows.get(rows.size() - 1).event().cursor(), rows.size() == limit);
+	}
+
+	/** Has {@code listener} run after every batch of writes this instance commits. */
+	public void onCommit(Runnable listener) {
+		this.commitListeners.add(listener);
+	}
+
+	void committed() {
+		this.commitListeners.forEach(Runnable::run);
+	}
+
+	/**
+	 * A page of the feed.
+	 * @param events the changes that won, in feed order
+	 * @param next the cursor after every row read (losers included)
+	 * @param more whether more rows may follow at once
+	 */
+	public record Changes(List<ChangeEvent> events, FeedCursor next, boolean more) {
+	}
+
+}

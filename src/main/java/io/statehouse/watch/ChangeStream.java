@@ -1,0 +1,254 @@
+package io.statehouse.watch;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.function.Predicate;
+
+import io.statehouse.changelog.ChangeEvent;
+import io.statehouse.changelog.FeedCursor;
+import io.statehouse.changelog.FeedCursorGoneException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.MediaType;
+import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
+
+/**
+ * One {@code GET /changes} stream: the changes its client may see and asked for, sent in feed
+ * order as Server-Sent Events whose ids are cursors, so that a client that reconnects with
+ * {@code Last-Event-ID} resumes where it was. Changes wait in a bounded queue; one sender at a
+ * time writes them. A client that does not keep up is cut off with its cursor rather than
+ * queued for without bound, and every way a stream ends is said in a last {@code end} event.
+ */
+class ChangeStream implements Follower {
+
+	/** Why a stream ended, as its last event says. */
+	enum End {
+
+		SLOW_CONSUMER, CURSOR_GONE, UNAVAILABLE, SHUTDOWN;
+
+		String reason() {
+			return name().toLowerCase(Locale.ROOT).replace('_', '-');
+		}
+
+	}
+
+	private final SseEmitter emitter;
+
+	private final @Nullable String id;
+
+	private final Predicate<String> wanted;
+
+	private final int maxQueued;
+
+	private final Executor sender;
+
+	private final Runnable sent;
+
+	private final Runnable closed;
+
+	/** Guarded by {@code this}, as everything below: events, bookmarks and the end, in order. */
+	private final ArrayDeque<SseEmitter.SseEventBuilder> queue = new ArrayDeque<>();
+
+	/** After everything queued and everything passed over: what a bookmark names. */
+	private FeedCursor last;
+
+	private boolean sending;
+
+	private boolean ended;
+
+	private boolean finished;
+
+	/**
+	 * @param id the one id asked for, if one
+	 * @param wanted the ids the client may see and asked for
+	 * @param from the cursor it starts after
+	 * @param sent told of every change queued for the client
+	 * @param closed told once, when the stream is over
+	 */
+	ChangeStream(SseEmitter emitter, @Nullable String id, Predicate<String> wanted, FeedCursor from, int maxQueued,
+			Executor sender, Runnable sent, Runnable closed) {
+		this.emitter = emitter;
+		this.id = id;
+		this.wanted = wanted;
+		this.last = from;
+		this.maxQueued = maxQueued;
+		this.sender = sender;
+		this.sent = sent;
+		this.closed = closed;
+		emitter.onCompletion(this::finish);
+		emitter.onError((ex) -> finish());
+		emitter.onTimeout(this::finish);
+	}
+
+	@Override
+	public @Nullable String id() {
+		return this.id;
+	}
+
+	/** Where the stream stands: every change up to here was queued or is not for it. */
+	synchronized FeedCursor last() {
+		return this.last;
+	}
+
+	synchronized boolean isOver() {
+		return this.ended || this.finished;
+	}
+
+	@Override
+	public synchronized boolean offer(ChangeEvent event) {
+		if (this.ended || this.finished) {
+			return false;
+		}
+		if (event.cursor().compareTo(this.last) <= 0) {
+			return true;
+		}
+		if (!this.wanted.test(event.id())) {
+			this.last = event.cursor();
+			return true;
+		}
+		if (this.queue.size() >= this.maxQueued) {
+			// Its end names the cursor before this change: resumed from there, nothing is lost.
+			end(End.SLOW_CONSUMER, null);
+			return false;
+		}
+		this.last = event.cursor();
+		this.sent.run();
+		enqueue(SseEmitter.event().id(event.cursor().toString()).data(ChangeMessage.of(event), MediaType.APPLICATION_JSON));
+		return true;
+	}
+
+	/** Whether a reader catching the stream up may queue more now, or should wait for the sender. */
+	synchronized boolean hasRoom() {
+		return this.queue.size() < this.maxQueued;
+	}
+
+	@Override
+	public synchronized void reached(FeedCursor cursor) {
+		if (cursor.compareTo(this.last) > 0) {
+			this.last = cursor;
+		}
+	}
+
+	/** Tells the client where it stands, also when nothing it watches changed (a bookmark). */
+	synchronized void bookmark() {
+		if (!this.ended && !this.finished) {
+			enqueue(SseEmitter.event()
+				.name("bookmark")
+				.id(this.last.toString())
+				.data(Map.of("cursor", this.last.toString()), MediaType.APPLICATION_JSON));
+		}
+	}
+
+	@Override
+	public synchronized void gone(FeedCursorGoneException ex) {
+		end(End.CURSOR_GONE, ex.oldest());
+	}
+
+	@Override
+	public synchronized void stopped() {
+		end(End.SHUTDOWN, null);
+	}
+
+	/** Ends the stream after what is queued, with a last event that says why and where it stood. */
+	synchronized void end(End why, @Nullable FeedCursor oldest) {
+		if (this.ended || this.finished) {
+			return;
+		}
+		this.ended = true;
+		Map<String, String> data = new LinkedHashMap<>();
+		data.put("reason", why.reason());
+		if (oldest != null) {
+			data.put("oldestCursor", oldest.toString());
+		}
+		else {
+			data.put("cursor", this.last.toString());
+		}
+		SseEmitter.SseEventBuilder event = SseEmitter.event().name("end");
+		if (oldest == null) {
+			event.id(this.last.toString());
+		}
+		enqueue(event.data(data, MediaType.APPLICATION_JSON));
+	}
+
+	private void enqueue(SseEmitter.SseEventBuilder event) {
+		this.queue.addLast(event);
+		if (!this.sending) {
+			this.sending = true;
+			this.sender.execute(this::send);
+		}
+	}
+
+	/** Sends what is queued, one event at a time, outside the lock: a slow client holds only its own stream. */
+	private void send() {
+		while (true) {
+			SseEmitter.SseEventBuilder event;
+			boolean complete;
+			synchronized (this) {
+				event = this.queue.pollFirst();
+				if (event == null || this.finished) {
+					this.sending = false;
+					notifyAll();
+					return;
+				}
+				complete = this.ended && this.queue.isEmpty();
+				notifyAll();
+			}
+			try {
+				this.emitter.send(event);
+				if (complete) {
+					this.emitter.complete();
+					finish();
+				}
+			}
+			catch (IOException | IllegalStateException ex) {
+				// The client went away: nothing more is sent, and the stream leaves the tail.
+				finish();
+			}
+		}
+	}
+
+	/** Waits, as a reader catching the stream up, until the sender made room or the stream ended. */
+	synchronized void awaitRoom(long millis) throws InterruptedException {
+		long until = System.currentTimeMillis() + millis;
+		while (this.queue.size() >= this.maxQueued && !this.finished && !this.ended) {
+			long left = until - System.currentTimeMillis();
+			if (left <= 0) {
+				end(End.SLOW_CONSUMER, null);
+				return;
+			}
+			wait(left);
+		}
+	}
+
+	private void finish() {
+		synchronized (this) {
+			if (this.finished) {
+				return;
+			}
+			this.finished = true;
+			this.queue.clear();
+			notifyAll();
+		}
+		this.closed.run();
+	}
+
+	/**
+	 * A change as a stream's event carries it.
+	 * @param cursor the event's id
+	 */
+	record ChangeMessage(String cursor, String id, long version, String operation, @Nullable String writtenBy,
+			String updatedAt, long sizeBytes) {
+
+		static ChangeMessage of(ChangeEvent event) {
+			return new ChangeMessage(event.cursor().toString(), event.id(), event.version(),
+					event.operation().name().toLowerCase(Locale.ROOT), event.writtenBy(), event.updatedAt().toString(),
+					event.sizeBytes());
+		}
+
+	}
+
+}
