@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
@@ -237,7 +238,7 @@ class HostileTrafficTests {
 
 	private void send(int n, Request request, Set<String> types) throws Exception {
 		String what = "#" + n + " " + request.describe();
-		String before = (request.write() && request.idIsValid()) ? snapshotOf(request.id()) : null;
+		IdSnapshot before = (request.write() && request.idIsValid()) ? snapshotOf(request.id()) : null;
 		ByteArrayOutputStream head = new ByteArrayOutputStream();
 		head.write((request.method() + " " + request.path() + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
 				+ "Content-Length: " + request.body().length).getBytes(StandardCharsets.ISO_8859_1));
@@ -268,7 +269,7 @@ class HostileTrafficTests {
 			if (status >= 200 && status < 300) {
 				this.touched.add(request.id());
 			}
-			else if (!before.equals(snapshotOf(request.id()))) {
+			else if (!before.unchangedIn(snapshotOf(request.id()))) {
 				this.failures.add(what + " → " + status + ": refused, yet " + request.id() + " changed");
 			}
 		}
@@ -310,10 +311,29 @@ class HostileTrafficTests {
 	}
 
 	/** One id's history (a write adds a version) and lock, as served. */
-	private String snapshotOf(String id) {
+	private IdSnapshot snapshotOf(String id) {
 		StatehouseClient.Response versions = this.client.get("/states/" + segment(id) + "/versions");
 		StatehouseClient.Response lock = this.client.get("/locks/" + segment(id));
-		return versions.status() + versions.body() + lock.status() + lock.body();
+		return new IdSnapshot(versions.status() + versions.body(), lock.status() + lock.body(),
+				(lock.status() == 200) ? Instant.parse(lock.json().get("expiresAt").asString()) : null);
+	}
+
+	/**
+	 * One id as served.
+	 * @param lockExpiresAt when its lease lapses, if one is held
+	 */
+	private record IdSnapshot(String history, String lock, @Nullable Instant lockExpiresAt) {
+
+		/**
+		 * Whether nothing a request could do changed between this and {@code after}: a lease an
+		 * earlier request took lapsing meanwhile is time, not the request.
+		 */
+		boolean unchangedIn(IdSnapshot after) {
+			boolean lapsed = this.lockExpiresAt != null && after.lockExpiresAt == null
+					&& !this.lockExpiresAt.isAfter(Instant.now());
+			return this.history.equals(after.history) && (this.lock.equals(after.lock) || lapsed);
+		}
+
 	}
 
 	private String listingQuery() {
