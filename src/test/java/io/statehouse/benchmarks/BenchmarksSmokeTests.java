@@ -31,7 +31,7 @@ class BenchmarksSmokeTests {
 
 	/** Longest first, so that two at a time end together. */
 	static final List<Class<?>> BENCHMARKS = List.of(ScaleBenchmark.class, CoordinationBenchmark.class, Soak.class,
-			SecurityBenchmark.class, MaterializerBenchmark.class, StateBenchmark.class, LockBenchmark.class,
+			WatchBenchmark.class, SecurityBenchmark.class, MaterializerBenchmark.class, StateBenchmark.class, LockBenchmark.class,
 			EngineBenchmark.class);
 
 	private static final Duration TIMEOUT = Duration.ofMinutes(5);

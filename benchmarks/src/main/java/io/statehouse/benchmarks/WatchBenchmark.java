@@ -1,0 +1,196 @@
+package io.statehouse.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.statehouse.clickhouse.embedded.Credentials;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Watching, on two instances sharing one embedded engine (commit order):
+ * <ul>
+ * <li>commit-to-event latency, p50 and p99, from a PUT's answer on instance A to its event on a
+ * stream on A (same instance) and on B (across instances, at the default poll interval), beside
+ * the PUT's own latency;</li>
+ * <li>many open streams on one instance under a steady write load beside one stream under the same
+ * load: the engine statements per second the instance sends, its heap after a GC, and whether every
+ * stream received every event.</li>
+ * </ul>
+ */
+public final class WatchBenchmark {
+
+	private static final Credentials CREDENTIALS = Credentials.random("default");
+
+	private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	public static void main(String[] args) throws Exception {
+		int writes = Parameters.count("writes", 500, 20);
+		int streams = Parameters.count("streams", 1000, 20);
+		int rate = Parameters.count("rate", 50, 20);
+		Duration steady = Parameters.seconds("seconds", 20, 1);
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				Files.createTempDirectory("statehouse-watch-bench"), null, 0, 8, CREDENTIALS);
+				Service a = instance(engine);
+				Service b = instance(engine)) {
+			latency(a, b, writes);
+			Fanout load1 = streams(a, 1, rate, steady, "bench:one:");
+			Fanout loadMany = streams(a, streams, rate, steady, "bench:many:");
+			System.out.printf("%-28s %8s %14s %14s %s%n", "streams on instance A", "writes", "statements/s",
+					"heap after GC", "every event delivered");
+			for (Fanout load : List.of(load1, loadMany)) {
+				System.out.printf("%-28d %8d %14.1f %11.1f MB %s%n", load.streams(), load.writes(),
+						load.statementsPerSecond(), load.heapMegabytes(), load.complete());
+			}
+			System.out.printf("many/one: statements %.2fx, heap %+.1f MB%n",
+					loadMany.statementsPerSecond() / load1.statementsPerSecond(),
+					loadMany.heapMegabytes() - load1.heapMegabytes());
+		}
+	}
+
+	private static Service instance(EmbeddedClickHouse engine) throws Exception {
+		return Service.start(64, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.password=" + CREDENTIALS.password(), "--statehouse.clickhouse.database=bench_watch",
+				"--statehouse.watch.max-streams=" + 100_000);
+	}
+
+	/** PUTs one at a time on A; a stream on A and one on B note when each event came. */
+	private static void latency(Service a, Service b, int writes) throws Exception {
+		String prefix = "bench:latency:";
+		Map<String, Long> onA = new ConcurrentHashMap<>();
+		Map<String, Long> onB = new ConcurrentHashMap<>();
+		List<CompletableFuture<?>> open = List.of(stream(a, prefix, onA, null), stream(b, prefix, onB, null));
+		Thread.sleep(1000);
+		long[] answered = new long[writes];
+		long[] put = new long[writes];
+		for (int i = 0; i < writes; i++) {
+			HttpPut request = new HttpPut(a.baseUrl + "/states/" + prefix + i);
+			request.setEntity(new StringEntity("{\"i\":" + i + "}", ContentType.APPLICATION_JSON));
+			long sent = System.nanoTime();
+			a.http.execute(request, (response) -> response.getCode());
+			answered[i] = System.nanoTime();
+			put[i] = answered[i] - sent;
+			Thread.sleep(Parameters.SMOKE ? 1 : 20);
+		}
+		Thread.sleep(2000);
+		open.forEach((stream) -> stream.cancel(true));
+		System.out.printf("Commit to event over %d PUTs on A (from the PUT's answer; 0 when the event came first):%n",
+				writes);
+		System.out.printf("  PUT itself             p50 %7.2f ms  p99 %7.2f ms%n", quantile(put, 0.5), quantile(put, 0.99));
+		for (Map.Entry<String, Map<String, Long>> side : Map.of("same instance (A)", onA, "other instance (B)", onB)
+			.entrySet()) {
+			long[] delays = new long[writes];
+			int missing = 0;
+			for (int i = 0; i < writes; i++) {
+				Long at = side.getValue().get(prefix + i);
+				if (at == null) {
+					missing++;
+				}
+				delays[i] = (at == null) ? Long.MAX_VALUE : Math.max(0, at - answered[i]);
+			}
+			System.out.printf("  %-22s p50 %7.2f ms  p99 %7.2f ms  missing %d%n", side.getKey(), quantile(delays, 0.5),
+					quantile(delays, 0.99), missing);
+		}
+	}
+
+	private static double quantile(long[] nanos, double quantile) {
+		long[] sorted = nanos.clone();
+		java.util.Arrays.sort(sorted);
+		return Load.percentile(sorted, quantile);
+	}
+
+	/** Opens {@code count} streams on A, writes at {@code rate}/s for {@code duration}, and measures. */
+	private static Fanout streams(Service a, int count, int rate, Duration duration, String prefix) throws Exception {
+		List<AtomicLong> received = new ArrayList<>();
+		List<CompletableFuture<?>> open = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			AtomicLong events = new AtomicLong();
+			received.add(events);
+			open.add(stream(a, prefix, null, events));
+		}
+		Thread.sleep(2000);
+		double before = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0);
+		long started = System.nanoTime();
+		int written = 0;
+		while (System.nanoTime() - started < duration.toNanos()) {
+			HttpPut request = new HttpPut(a.baseUrl + "/states/" + prefix + (written % 50));
+			request.setEntity(new StringEntity("{\"n\":" + written + "}", ContentType.APPLICATION_JSON));
+			a.http.execute(request, (response) -> response.getCode());
+			written++;
+			long due = started + written * 1_000_000_000L / rate;
+			Thread.sleep(Math.max(0, (due - System.nanoTime()) / 1_000_000));
+		}
+		double seconds = (System.nanoTime() - started) / 1e9;
+		double statements = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0) - before;
+		long deadline = System.nanoTime() + 10_000_000_000L;
+		int expected = written;
+		while (System.nanoTime() < deadline && received.stream().anyMatch((events) -> events.get() < expected)) {
+			Thread.sleep(100);
+		}
+		System.gc();
+		double heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1e6;
+		boolean complete = received.stream().allMatch((events) -> events.get() == expected);
+		open.forEach((stream) -> stream.cancel(true));
+		Thread.sleep(1000);
+		return new Fanout(count, written, statements / seconds, heap, complete);
+	}
+
+	/**
+	 * A stream of {@code prefix}'s changes: each change's arrival noted by id in {@code arrivals},
+	 * or counted in {@code events}.
+	 */
+	private static CompletableFuture<?> stream(Service service, String prefix, @Nullable Map<String, Long> arrivals,
+			@Nullable AtomicLong events) {
+		HttpRequest request = HttpRequest.newBuilder(URI.create(service.baseUrl + "/changes?prefix=" + prefix))
+			.header("Accept", "text/event-stream")
+			.build();
+		return CLIENT.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
+
+			@Override
+			public void onSubscribe(Flow.Subscription subscription) {
+				subscription.request(Long.MAX_VALUE);
+			}
+
+			@Override
+			public void onNext(String line) {
+				if (line.startsWith("data:") && line.contains("\"version\"")) {
+					if (arrivals != null) {
+						int from = line.indexOf("\"id\":\"") + 6;
+						arrivals.putIfAbsent(line.substring(from, line.indexOf('"', from)), System.nanoTime());
+					}
+					if (events != null) {
+						events.incrementAndGet();
+					}
+				}
+			}
+
+			@Override
+			public void onError(Throwable failure) {
+			}
+
+			@Override
+			public void onComplete() {
+			}
+
+		}));
+	}
+
+	private record Fanout(int streams, int writes, double statementsPerSecond, double heapMegabytes, boolean complete) {
+	}
+
+}
