@@ -57,7 +57,7 @@ public class StateWaits {
 	}
 
 	/**
-	 * A wait for a change of {@code id} to a version other than {@code version}.
+	 * A wait for a change of {@code id} to a version after {@code version}.
 	 * @param after the cursor the waiter read {@code version} at ({@link #cursor()})
 	 * @param version the version it has; 0 for none
 	 * @return {@code true} once such a change may have been committed (read the state again),
@@ -106,7 +106,8 @@ public class StateWaits {
 
 		@Override
 		public boolean offer(ChangeEvent event) {
-			if (event.version() == this.version) {
+			// Versions only grow: one at or below what the waiter read is a change it has seen.
+			if (event.version() <= this.version) {
 				return true;
 			}
 			wake();

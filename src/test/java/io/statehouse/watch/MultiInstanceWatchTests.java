@@ -49,8 +49,13 @@ class MultiInstanceWatchTests {
 
 	@BeforeAll
 	void startTwoInstances() throws Exception {
-		this.engine = SharedEngine.start(directory, "multi_watch");
+		this.engine = startEngine(directory);
 		this.clients = this.engine.startServices(2, "--statehouse.watch.heartbeat=500ms");
+	}
+
+	/** The engine the instances share, claims decided by commit order. */
+	SharedEngine startEngine(Path directory) throws Exception {
+		return SharedEngine.start(directory, "multi_watch");
 	}
 
 	@AfterAll
