@@ -1,6 +1,7 @@
 package io.statehouse.changelog;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -64,7 +65,7 @@ public class ChangeFeed {
 	 * @throws FeedCursorGoneException if changes after the cursor were truncated
 	 */
 	public Changes read(FeedCursor after, int limit) {
-		List<FeedRow> rows = this.repository.changes(after, limit);
+		List<FeedRow> rows = settled(this.repository.changes(after, limit), limit);
 		// The floor is read after the rows: parts are dropped only below a floor recorded earlier,
 		// so a floor still at or below the cursor now means nothing after it was gone then.
 		requireRetained(after);
@@ -77,6 +78,26 @@ public class ChangeFeed {
 			.map(FeedRow::event)
 			.toList();
 		return new Changes(events, rows.get(rows.size() - 1).event().cursor(), rows.size() == limit);
+	}
+
+	/**
+	 * The rows, each that is the last at its position standing after that whole position: a
+	 * block commits whole, and by write time everything at a position already read is decided,
+	 * so nothing can follow it there. A cursor that says so stays valid while the truncation
+	 * floor reaches its position (a floor at a row's own position says that rows after it there
+	 * may be gone).
+	 * @param limit whether the page was full: then its last row may not be the last at its position
+	 */
+	static List<FeedRow> settled(List<FeedRow> rows, int limit) {
+		List<FeedRow> settled = new ArrayList<>(rows.size());
+		for (int i = 0; i < rows.size(); i++) {
+			FeedRow row = rows.get(i);
+			long position = row.event().cursor().position();
+			boolean last = (i + 1 < rows.size()) ? rows.get(i + 1).event().cursor().position() > position
+					: rows.size() < limit;
+			settled.add(last ? row.at(FeedCursor.after(position)) : row);
+		}
+		return settled;
 	}
 
 	/** Has {@code listener} run after every batch of writes this instance commits. */

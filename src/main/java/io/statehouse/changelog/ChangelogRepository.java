@@ -124,6 +124,12 @@ interface ChangelogRepository {
 			return new ClaimKey(this.event.id(), this.event.version());
 		}
 
+		FeedRow at(FeedCursor cursor) {
+			ChangeEvent moved = new ChangeEvent(cursor, this.event.id(), this.event.version(), this.event.operation(),
+					this.event.writtenBy(), this.event.updatedAt(), this.event.sizeBytes());
+			return new FeedRow(moved, this.claimId);
+		}
+
 	}
 
 	/**

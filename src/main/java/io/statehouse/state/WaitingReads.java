@@ -58,8 +58,9 @@ class WaitingReads {
 			String[] nameAndValue = preference.split(";", 2)[0].trim().split("=", 2);
 			if (nameAndValue.length == 2 && nameAndValue[0].trim().toLowerCase(Locale.ROOT).equals("wait")) {
 				String seconds = nameAndValue[1].trim().replace("\"", "");
-				if (seconds.matches("[0-9]{1,9}")) {
-					Duration wait = Duration.ofSeconds(Long.parseLong(seconds));
+				if (seconds.matches("[0-9]+")) {
+					// Longer than the longest honoured, however long: the longest.
+					Duration wait = (seconds.length() > 9) ? max : Duration.ofSeconds(Long.parseLong(seconds));
 					return (wait.compareTo(max) > 0) ? max : wait;
 				}
 			}

@@ -20,8 +20,11 @@ import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
  * One {@code GET /changes} stream: the changes its client may see and asked for, sent in feed
  * order as Server-Sent Events whose ids are cursors, so that a client that reconnects with
  * {@code Last-Event-ID} resumes where it was. Changes wait in a bounded queue; one sender at a
- * time writes them. A client that does not keep up is cut off with its cursor rather than
- * queued for without bound, and every way a stream ends is said in a last {@code end} event.
+ * time writes them. One producer at a time fills the queue: the tail while the stream follows it,
+ * else a reader that catches it up from the feed (its own reads). A burst that fills the queue
+ * sends the stream back to such a reader, which waits for room; a client that takes nothing for
+ * that long is cut off with its cursor rather than queued for without bound. Every way a stream
+ * ends is said in a last {@code end} event.
  */
 class ChangeStream implements Follower {
 
@@ -48,6 +51,8 @@ class ChangeStream implements Follower {
 
 	private final Runnable sent;
 
+	private final Runnable overflowed;
+
 	private final Runnable closed;
 
 	/** Guarded by {@code this}, as everything below: events, bookmarks and the end, in order. */
@@ -58,6 +63,9 @@ class ChangeStream implements Follower {
 
 	private boolean sending;
 
+	/** Whether the tail hands it changes (else a reader catching it up does). */
+	private boolean joined;
+
 	private boolean ended;
 
 	private boolean finished;
@@ -67,10 +75,12 @@ class ChangeStream implements Follower {
 	 * @param wanted the ids the client may see and asked for
 	 * @param from the cursor it starts after
 	 * @param sent told of every change queued for the client
+	 * @param overflowed told when the tail filled its queue: it left the tail, and a reader must
+	 * catch it up from {@link #last()}
 	 * @param closed told once, when the stream is over
 	 */
 	ChangeStream(SseEmitter emitter, @Nullable String id, Predicate<String> wanted, FeedCursor from, int maxQueued,
-			Executor sender, Runnable sent, Runnable closed) {
+			Executor sender, Runnable sent, Runnable overflowed, Runnable closed) {
 		this.emitter = emitter;
 		this.id = id;
 		this.wanted = wanted;
@@ -78,6 +88,7 @@ class ChangeStream implements Follower {
 		this.maxQueued = maxQueued;
 		this.sender = sender;
 		this.sent = sent;
+		this.overflowed = overflowed;
 		this.closed = closed;
 		emitter.onCompletion(this::finish);
 		emitter.onError((ex) -> finish());
@@ -99,6 +110,12 @@ class ChangeStream implements Follower {
 	}
 
 	@Override
+	public synchronized void joined() {
+		this.joined = true;
+	}
+
+	/** From the tail, which never waits: a full queue sends the stream back to a reader of its own. */
+	@Override
 	public synchronized boolean offer(ChangeEvent event) {
 		if (this.ended || this.finished) {
 			return false;
@@ -111,19 +128,53 @@ class ChangeStream implements Follower {
 			return true;
 		}
 		if (this.queue.size() >= this.maxQueued) {
-			// Its end names the cursor before this change: resumed from there, nothing is lost.
-			end(End.SLOW_CONSUMER, null);
+			// Its cursor stays before this change: the reader takes it up from there.
+			if (this.joined) {
+				this.joined = false;
+				this.overflowed.run();
+			}
 			return false;
 		}
-		this.last = event.cursor();
-		this.sent.run();
-		enqueue(SseEmitter.event().id(event.cursor().toString()).data(ChangeMessage.of(event), MediaType.APPLICATION_JSON));
+		queue(event);
 		return true;
 	}
 
-	/** Whether a reader catching the stream up may queue more now, or should wait for the sender. */
-	synchronized boolean hasRoom() {
-		return this.queue.size() < this.maxQueued;
+	/**
+	 * From a reader catching the stream up: waits for room up to {@code millis}, and ends the
+	 * stream as a slow consumer if none came.
+	 * @return whether the stream goes on
+	 */
+	synchronized boolean offerWhenRoom(ChangeEvent event, long millis) throws InterruptedException {
+		if (this.ended || this.finished) {
+			return false;
+		}
+		if (event.cursor().compareTo(this.last) <= 0) {
+			return true;
+		}
+		if (!this.wanted.test(event.id())) {
+			this.last = event.cursor();
+			return true;
+		}
+		long until = System.currentTimeMillis() + millis;
+		while (this.queue.size() >= this.maxQueued && !this.finished && !this.ended) {
+			long left = until - System.currentTimeMillis();
+			if (left <= 0) {
+				end(End.SLOW_CONSUMER, null);
+				return false;
+			}
+			wait(left);
+		}
+		if (this.finished || this.ended) {
+			return false;
+		}
+		queue(event);
+		return true;
+	}
+
+	private void queue(ChangeEvent event) {
+		this.last = event.cursor();
+		this.sent.run();
+		enqueue(SseEmitter.event().id(event.cursor().toString()).data(ChangeMessage.of(event), MediaType.APPLICATION_JSON));
 	}
 
 	@Override
@@ -208,19 +259,6 @@ class ChangeStream implements Follower {
 				// The client went away: nothing more is sent, and the stream leaves the tail.
 				finish();
 			}
-		}
-	}
-
-	/** Waits, as a reader catching the stream up, until the sender made room or the stream ended. */
-	synchronized void awaitRoom(long millis) throws InterruptedException {
-		long until = System.currentTimeMillis() + millis;
-		while (this.queue.size() >= this.maxQueued && !this.finished && !this.ended) {
-			long left = until - System.currentTimeMillis();
-			if (left <= 0) {
-				end(End.SLOW_CONSUMER, null);
-				return;
-			}
-			wait(left);
 		}
 	}
 

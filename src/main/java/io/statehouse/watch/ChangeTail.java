@@ -113,8 +113,8 @@ class ChangeTail implements SmartLifecycle {
 	/**
 	 * Has the tail carry a follower on from {@code after}, handing it the changes it holds from
 	 * there at once, if it holds them all.
-	 * @return {@code false} when changes after {@code after} are older than what the tail holds:
-	 * the follower reads the feed itself first
+	 * @return {@code false} when changes after {@code after} are older than what the tail holds, or
+	 * the follower did not take all it holds: the follower reads the feed itself first
 	 */
 	boolean join(Follower follower, FeedCursor after) {
 		synchronized (this.lock) {
@@ -130,7 +130,7 @@ class ChangeTail implements SmartLifecycle {
 			this.followed = System.nanoTime();
 			for (ChangeEvent event : this.recent) {
 				if (event.cursor().compareTo(after) > 0 && !follower.offer(event)) {
-					return true;
+					return false;
 				}
 			}
 			String id = follower.id();
@@ -140,6 +140,7 @@ class ChangeTail implements SmartLifecycle {
 			else {
 				this.others.add(follower);
 			}
+			follower.joined();
 			return true;
 		}
 	}

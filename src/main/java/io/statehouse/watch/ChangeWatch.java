@@ -16,6 +16,7 @@ import io.statehouse.changelog.ChangeFeed;
 import io.statehouse.changelog.ChangeFeed.Changes;
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.changelog.FeedCursorGoneException;
+import io.statehouse.shared.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
@@ -65,6 +66,7 @@ class ChangeWatch {
 	 * @param id the one id asked for, if one
 	 * @param from the cursor to start after; without one, now or, {@code oldest}, the oldest retained
 	 * @throws FeedCursorGoneException if changes after {@code from} are no longer retained
+	 * @throws InvalidRequestException if {@code from} is beyond every change committed so far
 	 * @throws TooManyWatchersException if this instance has as many streams open as it keeps
 	 */
 	SseEmitter open(@Nullable String id, Predicate<String> wanted, @Nullable FeedCursor from, boolean oldest) {
@@ -73,6 +75,10 @@ class ChangeWatch {
 			throw new TooManyWatchersException("streams", this.properties.maxStreams());
 		}
 		try {
+			if (from != null && from.compareTo(this.feed.end()) > 0) {
+				throw new InvalidRequestException("Cursor " + from + " is beyond every change committed so far: a cursor is "
+						+ "one that this service sent.");
+			}
 			FeedCursor start = (from != null) ? from : (oldest ? this.feed.oldest() : this.tail.cursor());
 			this.feed.requireRetained(start);
 			// Streams end by their own events; the server never times them out.
@@ -80,7 +86,7 @@ class ChangeWatch {
 			AtomicReference<@Nullable ScheduledFuture<?>> heartbeat = new AtomicReference<>();
 			AtomicReference<@Nullable ChangeStream> self = new AtomicReference<>();
 			ChangeStream stream = new ChangeStream(emitter, id, wanted, start, this.properties.maxQueued(),
-					this.senders, this.sent::increment, () -> {
+					this.senders, this.sent::increment, () -> this.catchUp.execute(() -> catchUp(self.get())), () -> {
 						ChangeStream closed = self.get();
 						if (closed != null) {
 							this.tail.leave(closed);
@@ -103,8 +109,14 @@ class ChangeWatch {
 		}
 	}
 
-	/** Reads the feed for a stream until the tail can carry it on, then tells the client where it stands. */
-	private void catchUp(ChangeStream stream) {
+	/**
+	 * Reads the feed for a stream until the tail can carry it on, then tells the client where it
+	 * stands. The stream's one producer meanwhile: it waits for the client to take each change.
+	 */
+	private void catchUp(@Nullable ChangeStream stream) {
+		if (stream == null) {
+			return;
+		}
 		try {
 			while (!stream.isOver()) {
 				if (this.tail.join(stream, stream.last())) {
@@ -113,12 +125,15 @@ class ChangeWatch {
 				}
 				Changes changes = this.feed.read(stream.last(), WatchProperties.PAGE_SIZE);
 				for (ChangeEvent event : changes.events()) {
-					stream.awaitRoom(this.properties.heartbeat().toMillis());
-					if (!stream.offer(event)) {
+					if (!stream.offerWhenRoom(event, this.properties.heartbeat().toMillis())) {
 						return;
 					}
 				}
 				stream.reached(changes.next());
+				if (!changes.more() && changes.events().isEmpty()) {
+					// At the end, and the tail not there yet: it reads every poll interval.
+					Thread.sleep(this.properties.pollInterval().toMillis());
+				}
 			}
 		}
 		catch (FeedCursorGoneException ex) {

@@ -17,6 +17,10 @@ interface Follower {
 	 */
 	boolean offer(ChangeEvent event);
 
+	/** The tail took it on: from now on the tail hands it every change, until {@link #offer} says no. */
+	default void joined() {
+	}
+
 	/** The tail has read everything up to {@code cursor}: a stream can tell its client so. */
 	default void reached(FeedCursor cursor) {
 	}

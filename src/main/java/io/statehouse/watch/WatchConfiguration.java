@@ -8,6 +8,7 @@ import java.util.concurrent.ThreadFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.changelog.ChangeFeed;
 
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -23,32 +24,45 @@ class WatchConfiguration {
 		return new ChangeTail(feed, properties, meters);
 	}
 
-	@Bean(destroyMethod = "shutdownNow")
-	ScheduledExecutorService watchTimers() {
-		return Executors.newScheduledThreadPool(1, daemon("watch-timers"));
-	}
-
-	@Bean(destroyMethod = "shutdownNow")
-	ExecutorService watchWorkers() {
-		return Executors.newFixedThreadPool(4, daemon("watch-workers"));
-	}
-
-	@Bean(destroyMethod = "shutdownNow")
-	ExecutorService watchSenders() {
-		return Executors.newFixedThreadPool(8, daemon("watch-senders"));
+	@Bean
+	WatchThreads watchThreads() {
+		return new WatchThreads();
 	}
 
 	@Bean
-	ChangeWatch changeWatch(ChangeFeed feed, ChangeTail tail, WatchProperties properties,
-			ExecutorService watchWorkers, ExecutorService watchSenders, ScheduledExecutorService watchTimers,
+	ChangeWatch changeWatch(ChangeFeed feed, ChangeTail tail, WatchProperties properties, WatchThreads threads,
 			MeterRegistry meters) {
-		return new ChangeWatch(feed, tail, properties, watchWorkers, watchSenders, watchTimers, meters);
+		return new ChangeWatch(feed, tail, properties, threads.workers, threads.senders, threads.timers, meters);
 	}
 
 	@Bean
-	StateWaits stateWaits(ChangeTail tail, WatchProperties properties, ExecutorService watchWorkers,
-			ScheduledExecutorService watchTimers, MeterRegistry meters) {
-		return new StateWaits(tail, properties, watchWorkers, watchTimers, MAX_WAITS, meters);
+	StateWaits stateWaits(ChangeTail tail, WatchProperties properties, WatchThreads threads, MeterRegistry meters) {
+		return new StateWaits(tail, properties, threads.workers, threads.timers, MAX_WAITS, meters);
+	}
+
+	/**
+	 * The few threads streams and waits share. Not beans of their own: a {@code
+	 * ScheduledExecutorService} bean would become the application's scheduler, and the
+	 * materializers would run on it.
+	 */
+	static final class WatchThreads implements DisposableBean {
+
+		/** Timeouts of waits, heartbeats of streams. */
+		final ScheduledExecutorService timers = Executors.newScheduledThreadPool(1, daemon("watch-timers"));
+
+		/** Streams catching up from the feed, waits answered. */
+		final ExecutorService workers = Executors.newFixedThreadPool(4, daemon("watch-workers"));
+
+		/** Streams' writes to their clients. */
+		final ExecutorService senders = Executors.newFixedThreadPool(8, daemon("watch-senders"));
+
+		@Override
+		public void destroy() {
+			this.timers.shutdownNow();
+			this.workers.shutdownNow();
+			this.senders.shutdownNow();
+		}
+
 	}
 
 	private static ThreadFactory daemon(String name) {

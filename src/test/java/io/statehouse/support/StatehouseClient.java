@@ -10,6 +10,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -111,25 +114,29 @@ public final class StatehouseClient {
 	 */
 	public EventStream stream(String path, String... headers) {
 		HttpRequest request = HttpRequest.newBuilder(URI.create(this.baseUrl + path))
+			.version(HttpClient.Version.HTTP_1_1)
 			.headers(headers.length == 0 ? new String[] { "Accept", "text/event-stream" } : headers)
 			.GET()
 			.build();
+		HttpResponse<java.util.stream.Stream<String>> response;
 		try {
-			HttpResponse<java.util.stream.Stream<String>> response = this.http.send(request,
-					HttpResponse.BodyHandlers.ofLines());
-			if (response.statusCode() != 200) {
-				throw new EventStream.Refused(response.statusCode(), response.headers(),
-						String.join("\n", response.body().toList()));
-			}
-			return new EventStream(response.body());
+			response = this.http.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).get(30, TimeUnit.SECONDS);
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
+		catch (TimeoutException ex) {
+			throw new AssertionError("No answer to GET " + path + " within 30 s", ex);
+		}
+		catch (ExecutionException ex) {
+			throw new UncheckedIOException(new IOException(ex.getCause()));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
+		if (response.statusCode() != 200) {
+			throw new EventStream.Refused(response.statusCode(), response.headers(),
+					String.join("\n", response.body().toList()));
+		}
+		return new EventStream(response.body());
 	}
 
 	/** Any request, for hostile input: raw method, content type and body bytes. */

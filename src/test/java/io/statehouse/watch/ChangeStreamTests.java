@@ -42,10 +42,12 @@ class ChangeStreamTests {
 
 	private int closed;
 
+	private int overflowed;
+
 	private ChangeStream stream(int maxQueued) {
 		return new ChangeStream(this.emitter, null, (id) -> id.startsWith("a"), FeedCursor.after(10), maxQueued,
 				this.sender, () -> {
-				}, () -> this.closed++);
+				}, () -> this.overflowed++, () -> this.closed++);
 	}
 
 	private static ChangeEvent change(long position, String id) {
@@ -80,13 +82,26 @@ class ChangeStreamTests {
 	}
 
 	@Test
-	void aStreamThatCannotKeepUpEndsWithTheCursorBeforeTheChangeItCouldNotTake() {
+	void aBurstThatFillsTheQueueSendsTheStreamBackToAReaderFromTheChangeItCouldNotTake() {
 		ChangeStream stream = stream(2);
+		stream.joined();
 		assertThat(stream.offer(change(11, "a1"))).isTrue();
 		assertThat(stream.offer(change(12, "a2"))).isTrue();
 		assertThat(stream.offer(change(13, "a3"))).as("no room: it leaves the tail").isFalse();
 		assertThat(stream.offer(change(14, "a4"))).isFalse();
+		assertThat(this.overflowed).as("one reader, told once").isEqualTo(1);
+		assertThat(stream.isOver()).isFalse();
+		assertThat(stream.last()).as("the reader starts after what was queued").isEqualTo(new FeedCursor(12, 12, 0));
+	}
+
+	@Test
+	void aClientThatTakesNothingForAWhileIsCutOffWithTheCursorBeforeTheChangeItCouldNotTake() throws Exception {
+		ChangeStream stream = stream(2);
+		assertThat(stream.offerWhenRoom(change(11, "a1"), 50)).isTrue();
+		assertThat(stream.offerWhenRoom(change(12, "a2"), 50)).isTrue();
+		assertThat(stream.offerWhenRoom(change(13, "a3"), 50)).isFalse();
 		assertThat(stream.isOver()).isTrue();
+		assertThat(this.overflowed).as("not in the tail: nothing to hand back").isZero();
 		send();
 		assertThat(this.sent).hasSize(3);
 		assertThat(this.sent.get(2)).contains("event:end", "id:12.12.0", "reason=slow-consumer", "cursor=12.12.0");

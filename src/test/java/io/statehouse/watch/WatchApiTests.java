@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * last id with nothing missed and nothing repeated, and reads that wait for a change.
  */
 @StatehouseTest
-@TestPropertySource(properties = { "statehouse.watch.heartbeat=500ms", "statehouse.watch.max-streams=6" })
+@TestPropertySource(properties = { "statehouse.watch.heartbeat=500ms", "statehouse.watch.max-streams=6",
+		"statehouse.watch.max-queued=4" })
 class WatchApiTests {
 
 	@Autowired
@@ -76,6 +77,24 @@ class WatchApiTests {
 		try (EventStream all = this.client.stream("/changes?from=oldest&id=" + StatehouseClient.segment(b))) {
 			assertThat(all.changes(2, patience())).extracting(WatchApiTests::describe)
 				.containsExactly(b + " 1 put", b + " 2 put");
+		}
+	}
+
+	@Test
+	void aBurstLargerThanAStreamsQueueReachesItWhole() throws Exception {
+		String prefix = unique("burst");
+		try (EventStream stream = this.client.stream("/changes?prefix=" + StatehouseClient.segment(prefix))) {
+			stream.next((event) -> event.name().equals("bookmark"), patience());
+			for (int i = 0; i < 10; i++) {
+				this.client.put("/states/" + prefix + i, "{}");
+			}
+			// One commit of ten tombstones: more than the queue of four holds at once.
+			assertThat(this.client.send("DELETE", "/states?match=" + StatehouseClient.segment(prefix) + "*", null,
+					new byte[0]).json().get("deleted").asInt()).isEqualTo(10);
+			List<Event> changes = stream.changes(20, patience());
+			assertThat(changes).extracting(WatchApiTests::describe).endsWith(prefix + "9 2 delete");
+			assertThat(changes.stream().filter((change) -> describe(change).endsWith("delete"))).hasSize(10);
+			assertThat(stream.ended()).isFalse();
 		}
 	}
 
@@ -157,7 +176,8 @@ class WatchApiTests {
 
 	@Test
 	void badCursorsAndFiltersAreRefusedAsProblems() {
-		for (String query : List.of("cursor=abc", "cursor=1.2", "from=newest", "id=", "match=")) {
+		for (String query : List.of("cursor=abc", "cursor=1.2", "from=newest", "id=", "match=",
+				"cursor=999999999999999999")) {
 			Response refused = this.client.get("/changes?" + query, "Accept", "text/event-stream");
 			assertThat(refused.status()).as(query).isEqualTo(400);
 			assertThat(refused.header("Content-Type")).as(query).hasValue("application/problem+json");
