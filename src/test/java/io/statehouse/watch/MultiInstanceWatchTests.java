@@ -76,9 +76,12 @@ class MultiInstanceWatchTests {
 		CompletableFuture<Integer> reconnects = CompletableFuture.supplyAsync(() -> {
 			String last = start;
 			int connections = 0;
-			// Every three changes (or a second without one) it hangs up and resumes on the other instance.
-			int afterWrites = 0;
-			while (!(!writing.get() && (reconnecting.size() >= 100 || afterWrites++ > 20))) {
+			// Every three changes (or a second without one) it hangs up and resumes on the other
+			// instance; once the writes are over, until it has them all or ten seconds in a row
+			// brought nothing (by Keeper, changes come a claim window after their writes).
+			int quiet = 0;
+			while (writing.get() || (reconnecting.size() < 100 && quiet < 10)) {
+				boolean received = false;
 				try (EventStream stream = stream(connections++ % 2, prefix, last)) {
 					for (int i = 0; i < 3; i++) {
 						Event change = stream.next(Duration.ofSeconds(1));
@@ -88,12 +91,14 @@ class MultiInstanceWatchTests {
 						if (change.isChange()) {
 							reconnecting.add(change);
 							last = change.id();
+							received = true;
 						}
 					}
 				}
 				catch (InterruptedException ex) {
 					throw new IllegalStateException(ex);
 				}
+				quiet = received ? 0 : quiet + 1;
 			}
 			return connections;
 		});
