@@ -117,14 +117,10 @@ class ChangeStream implements Follower {
 	/** From the tail, which never waits: a full queue sends the stream back to a reader of its own. */
 	@Override
 	public synchronized boolean offer(ChangeEvent event) {
-		if (this.ended || this.finished) {
+		if (isOver()) {
 			return false;
 		}
-		if (event.cursor().compareTo(this.last) <= 0) {
-			return true;
-		}
-		if (!this.wanted.test(event.id())) {
-			this.last = event.cursor();
+		if (passesOver(event)) {
 			return true;
 		}
 		if (this.queue.size() >= this.maxQueued) {
@@ -145,14 +141,10 @@ class ChangeStream implements Follower {
 	 * @return whether the stream goes on
 	 */
 	synchronized boolean offerWhenRoom(ChangeEvent event, long millis) throws InterruptedException {
-		if (this.ended || this.finished) {
+		if (isOver()) {
 			return false;
 		}
-		if (event.cursor().compareTo(this.last) <= 0) {
-			return true;
-		}
-		if (!this.wanted.test(event.id())) {
-			this.last = event.cursor();
+		if (passesOver(event)) {
 			return true;
 		}
 		long until = System.currentTimeMillis() + millis;
@@ -169,6 +161,18 @@ class ChangeStream implements Follower {
 		}
 		queue(event);
 		return true;
+	}
+
+	/** Whether a change needs no queueing: one at or before its cursor, or one not for it (the cursor moves past it). */
+	private boolean passesOver(ChangeEvent event) {
+		if (event.cursor().compareTo(this.last) <= 0) {
+			return true;
+		}
+		if (!this.wanted.test(event.id())) {
+			this.last = event.cursor();
+			return true;
+		}
+		return false;
 	}
 
 	private void queue(ChangeEvent event) {
