@@ -69,6 +69,19 @@ ENGINE = ReplacingMergeTree(slot)
 ORDER BY lock_id
 SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
+CREATE TABLE IF NOT EXISTS `statehouse`.`lock_queue` (
+    lock_id String,
+    place UUID,
+    left Bool,
+    alive_ms UInt32 EPHEMERAL,
+    written_at DateTime64(6) DEFAULT now64(6),
+    alive_until DateTime64(6) DEFAULT written_at + toIntervalMillisecond(alive_ms),
+    INDEX written written_at TYPE minmax GRANULARITY 1
+)
+ENGINE = MergeTree
+ORDER BY (lock_id, place)
+TTL toDateTime(written_at) + INTERVAL 1 HOUR;
+
 CREATE TABLE IF NOT EXISTS `statehouse`.`meta` (
     key LowCardinality(String),
     value UInt64,
@@ -129,6 +142,8 @@ FROM (
     )
     GROUP BY lock_id
 ) AS n;
+
+INSERT INTO `statehouse`.`lock_queue` (lock_id, place, left, alive_ms) VALUES (?, ?, ?, ?);
 
 INSERT INTO `statehouse`.`meta` (key, value) VALUES (?, ?);
 
@@ -248,6 +263,13 @@ WHERE kind != 'release' AND expires_at > now64(6)
 ORDER BY lock_id
 LIMIT :limit
 ;
+
+SELECT lock_id, place, min(written_at) AS asked_at
+FROM `statehouse`.`lock_queue`
+WHERE lock_id IN (:ids) AND written_at > now64(6) - INTERVAL 10 MINUTE
+GROUP BY lock_id, place
+HAVING NOT max(left) AND max(alive_until) > now64(6)
+ORDER BY lock_id, asked_at, place;
 
 SELECT lock_id, slot, kind, claim_id, token, fencing, owner, granted_to, acquired_at, expires_at, ttl_ms, writes,
        block, kind != 'release' AND expires_at > now64(6) AS live

@@ -76,6 +76,19 @@ ENGINE = ReplacingMergeTree(slot)
 ORDER BY lock_id
 SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
+CREATE TABLE IF NOT EXISTS `statehouse`.`lock_queue` (
+    lock_id String,
+    place UUID,
+    left Bool,
+    alive_ms UInt32 EPHEMERAL,
+    written_at DateTime64(6) DEFAULT now64(6),
+    alive_until DateTime64(6) DEFAULT written_at + toIntervalMillisecond(alive_ms),
+    INDEX written written_at TYPE minmax GRANULARITY 1
+)
+ENGINE = MergeTree
+ORDER BY (lock_id, place)
+TTL toDateTime(written_at) + INTERVAL 1 HOUR;
+
 CREATE TABLE IF NOT EXISTS `statehouse`.`lock_slots` (
     key String,
     lock_id String,
@@ -147,6 +160,8 @@ FROM (
     GROUP BY lock_id
 )
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+INSERT INTO `statehouse`.`lock_queue` (lock_id, place, left, alive_ms) VALUES (?, ?, ?, ?);
 
 INSERT INTO `statehouse`.`lock_slots` (key, lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing,
                           acquired_at, expires_at, written_at)
@@ -286,6 +301,13 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 SELECT lock_id, max(slot) AS slot FROM `statehouse`.`lock_latest`
 WHERE lock_id IN (:ids) AND folded_at <= now64(6) - toIntervalMillisecond(:settled)
 GROUP BY lock_id;
+
+SELECT lock_id, place, min(written_at) AS asked_at
+FROM `statehouse`.`lock_queue`
+WHERE lock_id IN (:ids) AND written_at > now64(6) - INTERVAL 10 MINUTE
+GROUP BY lock_id, place
+HAVING NOT max(left) AND max(alive_until) > now64(6)
+ORDER BY lock_id, asked_at, place;
 
 SELECT lock_id, slot, toString(kind) AS kind, claim_id, token, owner, granted_to, ttl_ms, writes, fencing, acquired_at,
 expires_at FROM `statehouse`.`lock_latest` WHERE lock_id = :id AND slot = :slot LIMIT 1;

@@ -1,6 +1,7 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -26,10 +27,11 @@ import org.springframework.dao.DataAccessResourceFailureException;
  * the loser looks again. Expiry is judged by ClickHouse's clock, the same for every instance.
  *
  * <p>Each instance remembers the latest slot it won per id. A slot's winner never changes, so
- * when that is a release, the next grant can claim the following slot without reading first,
- * and when it is a caller's grant, so can its release: if another claim got there first, this
- * one loses the slot, and the change is decided again from a fresh read. Uncontended, a grant
- * and a release are an insert and a read-back each. Every change is decided by its request's
+ * when that is a release, the next grant can claim the following slot without reading the lock
+ * first (it reads the lock's line: waiting acquisitions on any instance go first), and when it is
+ * a caller's grant, so can its release: if another claim got there first, this one loses the slot,
+ * and the change is decided again from a fresh read. Uncontended, a grant is a read of the line,
+ * an insert and a read-back, and a release an insert and a read-back. Every change is decided by its request's
  * deadline: claims that keep losing, and reads that stay behind, are retried until then.
  */
 class LockClaims {
@@ -38,6 +40,8 @@ class LockClaims {
 	private static final Duration WITHDRAWAL = Duration.ofSeconds(1);
 
 	private final LockRepository repository;
+
+	private final LockQueue queue;
 
 	/**
 	 * The latest slot this instance won, per id, and when the claim that won it was decided.
@@ -54,20 +58,23 @@ class LockClaims {
 
 	private final LockMetrics metrics;
 
-	LockClaims(LockRepository repository, LockMetrics metrics) {
+	LockClaims(LockRepository repository, LockQueue queue, LockMetrics metrics) {
 		this.repository = repository;
+		this.queue = queue;
 		this.metrics = metrics;
 	}
 
 	/**
-	 * Grants the lock to {@code grantedTo}'s {@code owner} if nobody holds it; looks again at once
-	 * when another claim won the slot first. A grant whose outcome is not known (its claim's
-	 * answer or read-back failed) is withdrawn if it won: nobody will know its token.
+	 * Grants the lock to {@code grantedTo}'s {@code owner} if nobody holds it and it is the
+	 * acquisition's turn; looks again at once when another claim won the slot first. A grant whose
+	 * outcome is not known (its claim's answer or read-back failed) is withdrawn if it won: nobody
+	 * will know its token.
+	 * @param place the acquisition's place in the lock's line, {@code null} if it has none
 	 * @throws DataAccessException when the claims keep losing until the deadline, and reads never
 	 * show who won (reads behind the lock's changes), or an outcome is not known
 	 */
-	Attempt grant(String id, String owner, String grantedTo, Duration ttl, Deadline deadline) {
-		Acquire acquire = new Acquire(owner, grantedTo, ttl);
+	Attempt grant(String id, String owner, String grantedTo, Duration ttl, @Nullable UUID place, Deadline deadline) {
+		Acquire acquire = new Acquire(owner, grantedTo, ttl, place);
 		Known known = this.claimed.getIfPresent(id);
 		// A release this instance won is the lock as it is, unless a claim got there first: then this one loses.
 		boolean released = known != null && !known.record().isLease();
@@ -80,9 +87,10 @@ class LockClaims {
 				decidedAt = System.nanoTime();
 				lock = this.repository.read(id);
 			}
+			lock = lock.withLine(this.queue.lines(List.of(id)).getOrDefault(id, List.of()));
 			Decision decision = LockRules.decide(id, lock, acquire);
-			if (decision.verdict() == Verdict.HELD) {
-				return new Attempt(null, decision.holder());
+			if (decision.verdict() == Verdict.HELD || decision.verdict() == Verdict.QUEUED) {
+				return new Attempt(null, decision.holder(), decision.ahead(), lock.line());
 			}
 			if (lost && deadline.passed()) {
 				throw behind(id);
@@ -100,7 +108,7 @@ class LockClaims {
 				if (decision.verdict() == Verdict.TAKE_OVER) {
 					this.metrics.takeover();
 				}
-				return new Attempt(granted, null);
+				return new Attempt(granted, null, 0, lock.line());
 			}
 			lock = null;
 			lost = true;
@@ -262,11 +270,13 @@ class LockClaims {
 	}
 
 	/**
-	 * One attempt to take a lock: granted, or held by someone else.
+	 * One attempt to take a lock: granted, or held by someone else, or not its turn.
 	 * @param granted the grant, if it won
-	 * @param holder who holds it, if not granted
+	 * @param holder who holds it, if not granted and somebody does
+	 * @param ahead if not granted, how many acquisitions asked before this one and still wait
+	 * @param line the lock's line as the attempt read it
 	 */
-	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder) {
+	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, int ahead, List<UUID> line) {
 	}
 
 }

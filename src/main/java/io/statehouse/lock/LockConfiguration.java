@@ -10,13 +10,14 @@ import io.statehouse.clickhouse.ClickHouseTable;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.FixedDelayTask;
 
 /**
- * The lock tables (in ClickHouse, or in Keeper), their repository, the waiters for held locks and
- * the lock materializer's schedule.
+ * The lock tables (in ClickHouse, or in Keeper), their repository, the locks' lines, the waiters
+ * for held locks and the lock materializer's schedule.
  */
 @Configuration(proxyBeanMethods = false)
 class LockConfiguration {
@@ -32,6 +33,11 @@ class LockConfiguration {
 	@Bean
 	ClickHouseTable lockLatestTable() {
 		return ClickHouseLockRepository.latestTable();
+	}
+
+	@Bean
+	ClickHouseTable lockQueueTable() {
+		return ClickHouseLockQueue.table();
 	}
 
 	@Bean
@@ -57,8 +63,14 @@ class LockConfiguration {
 	}
 
 	@Bean
-	LockWaiters lockWaiters(LockProperties properties, MeterRegistry meters) {
-		return new LockWaiters(properties.maxWaitersPerCaller(), properties.maxWaiters(), meters);
+	LockQueue lockQueue(JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
+		return new ClickHouseLockQueue(jdbcTemplate, schema);
+	}
+
+	@Bean
+	LockWaiters lockWaiters(LockQueue queue, LockProperties properties, MeterRegistry meters) {
+		return new LockWaiters(queue, properties.placeLifetime(), properties.pollInterval(),
+				properties.maxWaitersPerCaller(), properties.maxWaiters(), meters);
 	}
 
 	@Bean

@@ -72,7 +72,9 @@ class LockController {
 			produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
 	@Operation(operationId = "acquireLock", summary = "Acquire a lease",
-			description = "Grants the lock if nobody holds it (waiting up to `waitSeconds`). The answer carries the "
+			description = "Grants the lock if nobody holds it and no acquisition that asked first still waits for it "
+					+ "(waiting up to `waitSeconds`, in line: waiters on every instance are served in the order they "
+					+ "asked). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
 					+ "grant's for this id.",
 			responses = @ApiResponse(responseCode = "201", description = "Granted",
@@ -87,8 +89,9 @@ class LockController {
 													expression = "$response.body#/token") }),
 							@Link(name = "GetLock", operationId = "getLock", description = "Who holds the lock",
 									parameters = @LinkParameter(name = "id", expression = "$request.path.id")) }))
-	@ApiResponse(responseCode = "423", description = "Held by someone else; the problem carries `holder` "
-			+ "(owner, acquiredAt, expiresAt — never the token)",
+	@ApiResponse(responseCode = "423", description = "Held by someone else, or free while acquisitions that asked "
+			+ "first wait for it; the problem carries `holder` if one holds it (owner, acquiredAt, expiresAt, waiting — "
+			+ "never the token) and `waitingAhead`, how many asked first and still wait",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "429", description = "Held, and as many acquisitions wait on this instance as the "
 			+ "caller (or everyone) may have waiting at once (`urn:statehouse:problem:too-many-waiters`); ask again "
@@ -180,7 +183,8 @@ class LockController {
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	LockView get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id) {
-		return LockView.of(this.locks.get(id));
+		LockStatus status = this.locks.get(id);
+		return LockView.of(status.holder(), status.waiting());
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
@@ -192,8 +196,9 @@ class LockController {
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@Parameter(description = Cursors.DOC, schema = @Schema(type = "string", pattern = Cursors.PATTERN))
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
-		Page<Lease> page = this.locks.live(prefix, limit, cursor, caller.ids());
-		return new LockPage(page.items().stream().map(LockView::of).toList(), page.nextCursor());
+		Page<LockStatus> page = this.locks.live(prefix, limit, cursor, caller.ids());
+		return new LockPage(page.items().stream().map((status) -> LockView.of(status.holder(), status.waiting())).toList(),
+				page.nextCursor());
 	}
 
 	/**
@@ -247,15 +252,16 @@ class LockController {
 	 * A live lease as anyone may see it: never the token.
 	 * @param grantedTo the name of the API token the lease was granted to ({@code open} when the
 	 * service runs open; {@code null} for a lease granted before leases recorded it)
+	 * @param waiting how many acquisitions wait for the lock, on every instance (never who they are)
 	 */
 	record LockView(String id, String owner, long fencingToken,
 			@Schema(types = { "string", "null" }) @Nullable String grantedTo,
 			Instant acquiredAt,
-			Instant expiresAt) {
+			Instant expiresAt, int waiting) {
 
-		static LockView of(Lease lease) {
+		static LockView of(Lease lease, int waiting) {
 			return new LockView(lease.id(), lease.owner(), lease.fencingToken(), lease.grantedTo(), lease.acquiredAt(),
-					lease.expiresAt());
+					lease.expiresAt(), waiting);
 		}
 
 	}

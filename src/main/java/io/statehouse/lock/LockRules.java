@@ -1,6 +1,7 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -16,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  * <li>A grant needs a lock nobody holds: never taken, released, or a lease that lapsed (a
- * takeover). It claims the next slot with a new token and a fencing token above the last one,
+ * takeover); and its turn: no live place in the lock's line asked before the acquisition's own
+ * (an acquisition without a place comes after every one). It claims the next slot with a new token and a fencing token above the last one,
  * and carries on whether the lease before admitted writes: then the state must be fenced
  * before the grant is answered.</li>
  * <li>Renewal, release and the admission of writes need the live lease's token (a forced release
@@ -46,8 +48,11 @@ final class LockRules {
 
 	}
 
-	/** Take the lock for {@code owner}, as {@code grantedTo}'s token, for {@code ttl}. */
-	record Acquire(String owner, String grantedTo, Duration ttl) implements Change {
+	/**
+	 * Take the lock for {@code owner}, as {@code grantedTo}'s token, for {@code ttl}.
+	 * @param place the acquisition's place in the lock's line, {@code null} until it waits
+	 */
+	record Acquire(String owner, String grantedTo, Duration ttl, @Nullable UUID place) implements Change {
 	}
 
 	/** Extend {@code token}'s lease by {@code ttl}, or by its own duration if {@code null}. */
@@ -77,6 +82,9 @@ final class LockRules {
 		/** A grant is refused: {@link Decision#holder()} holds the lock. */
 		HELD,
 
+		/** A grant is refused: nobody holds the lock, but {@link Decision#ahead()} acquisitions asked first. */
+		QUEUED,
+
 		/** Nothing to write: the lease, {@link Decision#holder()}, has what was asked already. */
 		UNCHANGED,
 
@@ -93,8 +101,13 @@ final class LockRules {
 	 * @param verdict what is written or answered
 	 * @param write the claim of the next slot, for {@link Verdict#WRITE} and {@link Verdict#TAKE_OVER}
 	 * @param holder the live lease, for {@link Verdict#HELD} and {@link Verdict#UNCHANGED}
+	 * @param ahead for a grant refused, how many acquisitions asked before it and still wait
 	 */
-	record Decision(Verdict verdict, @Nullable SlotClaim write, @Nullable LockRecord holder) {
+	record Decision(Verdict verdict, @Nullable SlotClaim write, @Nullable LockRecord holder, int ahead) {
+
+		Decision(Verdict verdict, @Nullable SlotClaim write, @Nullable LockRecord holder) {
+			this(verdict, write, holder, 0);
+		}
 
 		/**
 		 * The claim to write, or the refusal as the problem it is answered with.
@@ -106,7 +119,7 @@ final class LockRules {
 				case WRITE, TAKE_OVER -> Objects.requireNonNull(this.write);
 				case NOT_FOUND -> throw LockNotFoundException.forId(id);
 				case NOT_HOLDER -> throw LockConflictException.notHolder(id);
-				case HELD, UNCHANGED -> throw new IllegalStateException(this.verdict + " has nothing to write");
+				case HELD, QUEUED, UNCHANGED -> throw new IllegalStateException(this.verdict + " has nothing to write");
 			};
 		}
 
@@ -115,8 +128,12 @@ final class LockRules {
 	static Decision decide(String id, LockSnapshot lock, Change change) {
 		LockRecord holder = lock.holder();
 		if (change instanceof Acquire acquire) {
+			int ahead = ahead(lock.line(), acquire.place());
 			if (holder != null) {
-				return new Decision(Verdict.HELD, null, holder);
+				return new Decision(Verdict.HELD, null, holder, ahead);
+			}
+			if (ahead > 0) {
+				return new Decision(Verdict.QUEUED, null, null, ahead);
 			}
 			LockRecord previous = lock.latest();
 			SlotClaim grant = SlotClaim.acquire(id, previous, acquire.owner(), acquire.grantedTo(), acquire.ttl());
@@ -141,6 +158,12 @@ final class LockRules {
 					: write(Verdict.WRITE, SlotClaim.admitWrites(holder));
 		}
 		return write(Verdict.WRITE, SlotClaim.release(holder));
+	}
+
+	/** Places in the line before {@code place}: all of them if it has none there. */
+	private static int ahead(List<UUID> line, @Nullable UUID place) {
+		int index = (place != null) ? line.indexOf(place) : -1;
+		return (index >= 0) ? index : line.size();
 	}
 
 	private static Decision write(Verdict verdict, SlotClaim claim) {

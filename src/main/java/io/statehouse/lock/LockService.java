@@ -2,7 +2,8 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 import io.statehouse.changelog.StateStore;
@@ -32,6 +33,8 @@ public class LockService {
 
 	private final LockRepository repository;
 
+	private final LockQueue queue;
+
 	private final LockClaims claims;
 
 	private final StateStore states;
@@ -42,10 +45,11 @@ public class LockService {
 
 	private final Duration changeTimeout;
 
-	LockService(LockRepository repository, StateStore states, LockMetrics metrics, LockWaiters waiters,
-			LockProperties properties) {
+	LockService(LockRepository repository, LockQueue queue, StateStore states, LockMetrics metrics,
+			LockWaiters waiters, LockProperties properties) {
 		this.repository = repository;
-		this.claims = new LockClaims(repository, metrics);
+		this.queue = queue;
+		this.claims = new LockClaims(repository, queue, metrics);
 		this.states = states;
 		this.metrics = metrics;
 		this.waiters = waiters;
@@ -53,32 +57,31 @@ public class LockService {
 	}
 
 	/**
-	 * Takes the lock, waiting up to {@code wait} for the holder to release it or let it lapse. The
-	 * first try runs at once; while the lock is held, the acquisition waits in {@link LockWaiters},
-	 * holding no thread.
-	 * @return the lease, or a failure: {@link LockHeldException} when it is still held after the
-	 * wait, a 503 when the lock could not be decided by the deadline
-	 * @throws LockHeldException when it is held and {@code wait} is zero
+	 * Takes the lock, waiting up to {@code wait} for the holder to release it or let it lapse, and
+	 * for the acquisitions that asked first. The first try runs at once; while the lock is held or
+	 * others wait for it, the acquisition waits in {@link LockWaiters}, in line, holding no thread.
+	 * @return the lease, or a failure: {@link LockHeldException} when it is still held (or not its
+	 * turn) after the wait, a 503 when the lock could not be decided by the deadline
+	 * @throws LockHeldException when it is held, or others wait for it, and {@code wait} is zero
 	 * @throws TooManyWaitersException when it is held and the caller may not have another waiting
 	 */
 	CompletableFuture<Lease> acquire(String id, String owner, String grantedTo, Duration ttl, Duration wait) {
 		long started = System.nanoTime();
 		Deadline deadline = new Deadline(started + ((wait.compareTo(this.changeTimeout) > 0) ? wait : this.changeTimeout)
 			.toNanos());
-		Try first = attempt(id, owner, grantedTo, ttl, deadline);
+		Try first = attempt(id, owner, grantedTo, ttl, null, deadline);
 		if (first.lease() != null) {
 			this.metrics.granted();
 			return CompletableFuture.completedFuture(first.lease());
 		}
-		Lease holder = Objects.requireNonNull(first.holder());
 		if (wait.isZero()) {
 			this.metrics.held();
-			throw new LockHeldException(holder);
+			throw new LockHeldException(id, first.holder(), first.line().size(), first.line().size());
 		}
 		CompletableFuture<Lease> waited;
 		try {
-			waited = this.waiters.park(id, grantedTo, holder, started + wait.toNanos(),
-					() -> attempt(id, owner, grantedTo, ttl, deadline), this::withdrawUnanswered);
+			waited = this.waiters.park(id, grantedTo, first, started + wait.toNanos(),
+					(place) -> attempt(id, owner, grantedTo, ttl, place, deadline), this::withdrawUnanswered);
 		}
 		catch (TooManyWaitersException ex) {
 			this.metrics.tooManyWaiters();
@@ -100,18 +103,21 @@ public class LockService {
 	/**
 	 * One try: a grant, fenced if it must be — decided again, a few times at most and not past
 	 * the deadline, when the lease lapsed while its fence was written.
-	 * @return the lease, or who holds the lock
+	 * @param place the acquisition's place in the lock's line, {@code null} before it waits
+	 * @return the lease, or who holds the lock and who waits for it
 	 */
-	private Try attempt(String id, String owner, String grantedTo, Duration ttl, Deadline deadline) {
+	private Try attempt(String id, String owner, String grantedTo, Duration ttl, @Nullable UUID place,
+			Deadline deadline) {
 		for (int lapsed = 0;; lapsed++) {
-			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl, deadline);
+			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl, place, deadline);
 			LockRecord granted = attempt.granted();
 			if (granted == null) {
-				return new Try(null, Objects.requireNonNull(attempt.holder()).lease());
+				LockRecord holder = attempt.holder();
+				return new Try(null, (holder != null) ? holder.lease() : null, attempt.line());
 			}
 			Lease lease = fenced(granted, deadline);
 			if (lease != null) {
-				return new Try(lease, null);
+				return new Try(lease, null, attempt.line());
 			}
 			if (lapsed == MAX_LAPSED_GRANTS - 1 || deadline.passed()) {
 				throw new LeaseLapsedException(id, ttl);
@@ -212,22 +218,23 @@ public class LockService {
 		this.waiters.wake(id);
 	}
 
-	/** The live lease on an id. */
-	Lease get(String id) {
+	/** The live lease on an id, and how many wait for it. */
+	LockStatus get(String id) {
 		LockRecord holder = this.repository.read(id).holder();
 		if (holder == null) {
 			throw LockNotFoundException.forId(id);
 		}
-		return holder.lease();
+		return new LockStatus(holder.lease(), this.queue.lines(List.of(id)).getOrDefault(id, List.of()).size());
 	}
 
-	/** A page of live leases whose ids start with {@code prefix} and are visible, in id order. */
-	Page<Lease> live(String prefix, int size, @Nullable String cursor, IdScope visible) {
-		List<Lease> leases = this.repository.live(prefix, visible.toLike(), Page.after(cursor), size + 1)
-			.stream()
-			.map(LockRecord::lease)
+	/** A page of live leases whose ids start with {@code prefix} and are visible, in id order, with their lines. */
+	Page<LockStatus> live(String prefix, int size, @Nullable String cursor, IdScope visible) {
+		List<LockRecord> leases = this.repository.live(prefix, visible.toLike(), Page.after(cursor), size + 1);
+		Map<String, List<UUID>> lines = this.queue.lines(leases.stream().map(LockRecord::id).toList());
+		List<LockStatus> page = leases.stream()
+			.map((lease) -> new LockStatus(lease.lease(), lines.getOrDefault(lease.id(), List.of()).size()))
 			.toList();
-		return Page.of(leases, size, Lease::id);
+		return Page.of(page, size, (status) -> status.holder().id());
 	}
 
 	/**

@@ -1,10 +1,15 @@
 package io.statehouse.lock;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -14,6 +19,7 @@ import java.util.function.Consumer;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.lock.LockQueue.Place;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -21,14 +27,16 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 
 /**
- * Acquisitions waiting for a held lock: parked in memory — no request thread waits — and tried
- * again by a small scheduler. Per id and instance one try runs at a time, for the waiter that
- * asked first, with a backoff from {@value #FIRST_BACKOFF_MILLIS} to {@value #MAX_BACKOFF_MILLIS}
- * ms; a release on this instance has the next try run at once. A waiter whose wait ends while it
- * is not being tried is answered with the holder the last try saw (no read of its own). How many
- * may wait is bounded, per caller and in all. Which waiter of an id is tried next, and when, is
- * its {@link Line}'s to say: a queue kept in storage, serving waiters across instances in the
- * order they asked, can take its place.
+ * Acquisitions waiting for a held lock, served in the order they asked on every instance: each
+ * takes a place in the lock's line ({@link LockQueue}), and a grant goes only to the oldest live
+ * place ({@link LockRules}). Here they are parked in memory — no request thread waits — and tried
+ * again by a small scheduler: per id and instance one try runs at a time, for the waiter whose
+ * place is first, with a backoff from {@value #FIRST_BACKOFF_MILLIS} ms to the poll interval; a
+ * release on this instance has the next try run at once. This instance keeps its waiters' places
+ * alive, and gives up each place as its waiter is answered or leaves: a waiter whose instance dies
+ * stops counting once its place's lifetime has passed. A waiter whose wait ends while it is not
+ * being tried is answered with what the last try saw (no read of its own). How many may wait is
+ * bounded, per caller and in all.
  */
 class LockWaiters implements DisposableBean {
 
@@ -36,10 +44,14 @@ class LockWaiters implements DisposableBean {
 
 	static final long FIRST_BACKOFF_MILLIS = 5;
 
-	static final long MAX_BACKOFF_MILLIS = 50;
-
 	/** Tries of different ids run side by side on these; a grant that fences holds one for its fence. */
 	private static final int THREADS = 4;
+
+	private final LockQueue queue;
+
+	private final Duration placeLifetime;
+
+	private final long maxBackoffMillis;
 
 	private final int maxPerCaller;
 
@@ -52,11 +64,23 @@ class LockWaiters implements DisposableBean {
 
 	private final Map<String, Integer> byCaller = new HashMap<>();
 
+	/** Places of waiters that were answered or left, to give up. */
+	private final Set<Place> leaving = new LinkedHashSet<>();
+
 	private int waiting;
 
 	private boolean stopped;
 
-	LockWaiters(int maxPerCaller, int max, MeterRegistry meters) {
+	/**
+	 * @param placeLifetime how long a place counts after its instance last kept it alive
+	 * @param pollInterval the longest pause between tries of a line's first waiter: how late a
+	 * release on another instance may be seen
+	 */
+	LockWaiters(LockQueue queue, Duration placeLifetime, Duration pollInterval, int maxPerCaller, int max,
+			MeterRegistry meters) {
+		this.queue = queue;
+		this.placeLifetime = placeLifetime;
+		this.maxBackoffMillis = Math.max(FIRST_BACKOFF_MILLIS, pollInterval.toMillis());
 		this.maxPerCaller = maxPerCaller;
 		this.max = max;
 		this.scheduler = new ScheduledThreadPoolExecutor(THREADS, (task) -> {
@@ -65,25 +89,31 @@ class LockWaiters implements DisposableBean {
 			return thread;
 		});
 		this.scheduler.setRemoveOnCancelPolicy(true);
+		long keepEvery = Math.max(1, placeLifetime.toMillis() / 3);
+		this.scheduler.scheduleWithFixedDelay(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
 		Gauge.builder("statehouse.locks.waiting", this, LockWaiters::waiting)
 			.description("Acquisitions waiting for a held lock on this instance")
+			.register(meters);
+		Gauge.builder("statehouse.locks.queue.longest", this, LockWaiters::longestLine)
+			.description("The longest line of a lock that acquisitions on this instance wait in, on every instance, "
+					+ "as the latest try saw it")
 			.register(meters);
 	}
 
 	/**
-	 * Parks an acquisition that found the lock held until a try grants it or its wait ends (423,
-	 * with the holder).
-	 * @param holder who holds the lock, as the acquisition's own first try saw
+	 * Parks an acquisition that was not granted until a try grants it or its wait ends (423, with
+	 * the holder and how many wait ahead). It takes its place in the lock's line first.
+	 * @param first what the acquisition's own first try found
 	 * @param until when its wait ends ({@link System#nanoTime()})
-	 * @param attempt one try to take the lock
+	 * @param attempt one try to take the lock from a place in its line
 	 * @param unanswered gives back a lease that a try won after its waiter left
 	 * @return the lease, once granted
 	 * @throws TooManyWaitersException when the caller, or everyone, has as many waiting as allowed
+	 * @throws org.springframework.dao.DataAccessException when its place could not be taken
 	 */
-	CompletableFuture<Lease> park(String id, String caller, Lease holder, long until, Attempt attempt,
+	CompletableFuture<Lease> park(String id, String caller, Try first, long until, Attempt attempt,
 			Consumer<Lease> unanswered) {
-		Waiter waiter = new Waiter(caller, until, attempt, unanswered, holder);
-		Line line;
+		Waiter waiter = new Waiter(new Place(id, UUID.randomUUID()), caller, until, attempt, unanswered);
 		synchronized (this) {
 			if (this.stopped) {
 				throw new LockWaitersStoppedException();
@@ -96,8 +126,22 @@ class LockWaiters implements DisposableBean {
 			}
 			this.waiting++;
 			this.byCaller.merge(caller, 1, Integer::sum);
+		}
+		try {
+			this.queue.keep(List.of(waiter.place), this.placeLifetime);
+		}
+		catch (RuntimeException ex) {
+			uncount(waiter);
+			throw ex;
+		}
+		Line line;
+		synchronized (this) {
+			if (this.stopped) {
+				uncount(waiter);
+				throw new LockWaitersStoppedException();
+			}
 			line = this.lines.computeIfAbsent(id, Line::new);
-			line.holder = holder;
+			line.found(first);
 			line.waiters.addLast(waiter);
 			if (!line.trying && line.next == null) {
 				schedule(line, FIRST_BACKOFF_MILLIS);
@@ -131,15 +175,18 @@ class LockWaiters implements DisposableBean {
 		return this.waiting;
 	}
 
+	private synchronized int longestLine() {
+		return this.lines.values().stream().mapToInt((line) -> line.order.size()).max().orElse(0);
+	}
+
 	/** Tries for the first waiter of a line that is still waiting. */
 	private void tryFirst(Line line) {
 		Waiter first;
 		synchronized (this) {
 			line.next = null;
 			// A waiter whose request ended (answered, or left) goes from the line.
-			while ((first = line.waiters.peekFirst()) != null && first.result.isDone()) {
-				line.waiters.pollFirst();
-			}
+			line.waiters.removeIf((waiter) -> waiter.result.isDone());
+			first = line.waiters.peekFirst();
 			if (first == null) {
 				this.lines.remove(line.id, line);
 				return;
@@ -150,31 +197,36 @@ class LockWaiters implements DisposableBean {
 		Try found = null;
 		Throwable failure = null;
 		try {
-			found = first.attempt.attempt();
+			found = first.attempt.attempt(first.place.place());
 		}
 		catch (Throwable ex) {
 			// Whatever failed, the waiter is answered and its line goes on.
 			failure = ex;
 		}
 		Lease lease = (found != null) ? found.lease() : null;
+		if (lease != null) {
+			// Given up before it is answered: the next in line may be granted as soon as the lease ends.
+			leaveNow(first.place);
+			first.gaveUp = true;
+		}
 		boolean ended = lease == null && (failure != null || System.nanoTime() - first.until >= 0);
-		Lease holder;
+		Seen seen;
 		synchronized (this) {
 			line.trying = false;
 			if (lease != null || ended) {
 				line.waiters.remove(first);
 			}
 			if (found != null) {
-				line.holder = (lease != null) ? lease : found.holder();
+				line.found(found);
 			}
-			holder = line.holder;
+			seen = line.seen(first);
 			long delay = line.backoff;
 			if (lease != null || line.woken) {
 				delay = FIRST_BACKOFF_MILLIS;
 				line.backoff = FIRST_BACKOFF_MILLIS;
 			}
 			else {
-				line.backoff = Math.min(line.backoff * 2, MAX_BACKOFF_MILLIS);
+				line.backoff = Math.min(line.backoff * 2, this.maxBackoffMillis);
 			}
 			Waiter next = line.waiters.peekFirst();
 			if (next == null) {
@@ -195,20 +247,20 @@ class LockWaiters implements DisposableBean {
 			first.result.completeExceptionally(failure);
 		}
 		else if (ended) {
-			first.result.completeExceptionally(new LockHeldException(holderOr(holder, first)));
+			first.result.completeExceptionally(seen.refusal(line.id));
 		}
 	}
 
 	/** Answers a waiter whose wait ended while it was not being tried. */
 	private void expire(Line line, Waiter waiter) {
-		Lease holder;
+		Seen seen;
 		synchronized (this) {
 			if (waiter.result.isDone() || (line.trying && line.waiters.peekFirst() == waiter)) {
 				// Answered already, or being tried: that try answers it.
 				return;
 			}
 			line.waiters.remove(waiter);
-			holder = line.holder;
+			seen = line.seen(waiter);
 			if (line.waiters.isEmpty() && !line.trying) {
 				if (line.next != null) {
 					line.next.cancel(false);
@@ -216,19 +268,79 @@ class LockWaiters implements DisposableBean {
 				this.lines.remove(line.id, line);
 			}
 		}
-		waiter.result.completeExceptionally(new LockHeldException(holderOr(holder, waiter)));
+		waiter.result.completeExceptionally(seen.refusal(line.id));
 	}
 
-	private static Lease holderOr(@Nullable Lease holder, Waiter waiter) {
-		return (holder != null) ? holder : waiter.firstHolder;
-	}
-
-	private synchronized void left(Waiter waiter) {
+	private void left(Waiter waiter) {
 		if (waiter.expiry != null) {
 			waiter.expiry.cancel(false);
 		}
+		boolean flush;
+		synchronized (this) {
+			uncount(waiter);
+			flush = !waiter.gaveUp && this.leaving.isEmpty();
+			if (!waiter.gaveUp) {
+				this.leaving.add(waiter.place);
+			}
+		}
+		if (flush) {
+			try {
+				this.scheduler.execute(this::giveUpPlaces);
+			}
+			catch (RejectedExecutionException ex) {
+				// Stopped: the places lapse on their own.
+			}
+		}
+	}
+
+	/** Call with the monitor held, or for a waiter never parked. */
+	private synchronized void uncount(Waiter waiter) {
 		this.waiting--;
 		this.byCaller.computeIfPresent(waiter.caller, (caller, count) -> (count > 1) ? count - 1 : null);
+	}
+
+	/** Gives up the places of waiters that were answered or left; one that fails lapses on its own. */
+	private void giveUpPlaces() {
+		List<Place> places;
+		synchronized (this) {
+			places = new ArrayList<>(this.leaving);
+			this.leaving.clear();
+		}
+		try {
+			this.queue.leave(places);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Places of waiters that left were not given up; they lapse within "
+					+ this.placeLifetime + ": " + ex.getMessage());
+		}
+	}
+
+	private void leaveNow(Place place) {
+		try {
+			this.queue.leave(List.of(place));
+		}
+		catch (RuntimeException ex) {
+			logger.debug("The place of a waiter granted the lock was not given up; it lapses within "
+					+ this.placeLifetime + ": " + ex.getMessage());
+		}
+	}
+
+	/** Keeps the places of every waiter alive; a place taken by none of its rows (one lost) is taken again. */
+	private void keepPlaces() {
+		List<Place> places = new ArrayList<>();
+		synchronized (this) {
+			this.lines.values()
+				.forEach((line) -> line.waiters.stream()
+					.filter((waiter) -> !waiter.result.isDone())
+					.forEach((waiter) -> places.add(waiter.place)));
+		}
+		try {
+			this.queue.keep(places, this.placeLifetime);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Places of waiting acquisitions were not kept alive; they lapse within " + this.placeLifetime
+					+ " unless the next keeping succeeds: " + ex.getMessage());
+		}
 	}
 
 	/** Call with the monitor held. */
@@ -242,7 +354,7 @@ class LockWaiters implements DisposableBean {
 		}
 	}
 
-	/** Answers every waiter: nothing was granted to them. */
+	/** Answers every waiter: nothing was granted to them. Their places lapse. */
 	@Override
 	public void destroy() {
 		List<Waiter> waiters = new ArrayList<>();
@@ -268,22 +380,44 @@ class LockWaiters implements DisposableBean {
 	interface Attempt {
 
 		/**
-		 * @return the lease, or who holds the lock
+		 * @param place the waiter's place in the lock's line
+		 * @return the lease, or what stands before it
 		 * @throws RuntimeException to end the wait with that answer
 		 */
-		Try attempt();
+		Try attempt(UUID place);
 
 	}
 
 	/**
 	 * What a try found.
 	 * @param lease the lease, if it was granted
-	 * @param holder who holds the lock, if not
+	 * @param holder who holds the lock, if it was not granted and somebody does
+	 * @param line the lock's line as the try read it: the places of waiting acquisitions, in the
+	 * order they asked
 	 */
-	record Try(@Nullable Lease lease, @Nullable Lease holder) {
+	record Try(@Nullable Lease lease, @Nullable Lease holder, List<UUID> line) {
+
+		Try {
+			line = List.copyOf(line);
+		}
+
 	}
 
-	/** The waiters of one id on this instance, first come first tried, and when the next try runs. */
+	/**
+	 * What the latest try of a line saw, as a waiter of it is answered when its wait ends.
+	 * @param holder who held the lock
+	 * @param waiting how many waited for it
+	 * @param ahead how many of them asked before the waiter
+	 */
+	record Seen(@Nullable Lease holder, int waiting, int ahead) {
+
+		LockHeldException refusal(String id) {
+			return new LockHeldException(id, this.holder, this.waiting, this.ahead);
+		}
+
+	}
+
+	/** The waiters of one id on this instance, in the order of the lock's line, and when the next try runs. */
 	private static final class Line {
 
 		final String id;
@@ -303,13 +437,41 @@ class LockWaiters implements DisposableBean {
 		/** Who held the lock when it was last tried. */
 		@Nullable Lease holder;
 
+		/** The lock's line when it was last tried. */
+		List<UUID> order = List.of();
+
 		Line(String id) {
 			this.id = id;
+		}
+
+		/** Takes in what a try found, and puts the waiters in the line's order (a place missing from it goes last). */
+		void found(Try found) {
+			if (found.lease() != null) {
+				return;
+			}
+			this.holder = found.holder();
+			this.order = found.line();
+			List<Waiter> sorted = new ArrayList<>(this.waiters);
+			sorted.sort(Comparator.comparingInt((waiter) -> position(waiter.place.place())));
+			this.waiters.clear();
+			this.waiters.addAll(sorted);
+		}
+
+		/** What the latest try saw, for {@code waiter}. */
+		Seen seen(Waiter waiter) {
+			return new Seen(this.holder, this.order.size(), Math.min(position(waiter.place.place()), this.order.size()));
+		}
+
+		private int position(UUID place) {
+			int index = this.order.indexOf(place);
+			return (index >= 0) ? index : Integer.MAX_VALUE;
 		}
 
 	}
 
 	private static final class Waiter {
+
+		final Place place;
 
 		final String caller;
 
@@ -319,20 +481,20 @@ class LockWaiters implements DisposableBean {
 
 		final Consumer<Lease> unanswered;
 
-		/** Who held the lock when the acquisition first tried. */
-		final Lease firstHolder;
-
 		final CompletableFuture<Lease> result = new CompletableFuture<>();
 
 		/** Answers it when its wait ends; cancelled once it is answered. */
 		volatile @Nullable ScheduledFuture<?> expiry;
 
-		Waiter(String caller, long until, Attempt attempt, Consumer<Lease> unanswered, Lease firstHolder) {
+		/** Its place was given up already: it was granted the lock. */
+		volatile boolean gaveUp;
+
+		Waiter(Place place, String caller, long until, Attempt attempt, Consumer<Lease> unanswered) {
+			this.place = place;
 			this.caller = caller;
 			this.until = until;
 			this.attempt = attempt;
 			this.unanswered = unanswered;
-			this.firstHolder = firstHolder;
 		}
 
 	}

@@ -71,13 +71,28 @@ class LockControllerTests {
 	}
 
 	@Test
-	void aHeldLockIs423WithTheHolderButNotItsToken() throws Exception {
-		given(this.locks.acquire(any(), any(), any(), any(), any())).willThrow(new LockHeldException(LEASE));
+	void aHeldLockIs423WithTheHolderButNotItsTokenAndHowManyWaitAhead() throws Exception {
+		given(this.locks.acquire(any(), any(), any(), any(), any()))
+			.willThrow(new LockHeldException("job:1", LEASE, 3, 2));
 		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-2\"}"))
 			.hasStatus(HttpStatus.LOCKED)
 			.bodyJson()
 			.hasPathSatisfying("$.holder.owner", (owner) -> owner.assertThat().isEqualTo("run-1"))
+			.hasPathSatisfying("$.holder.waiting", (waiting) -> waiting.assertThat().isEqualTo(3))
+			.hasPathSatisfying("$.waitingAhead", (ahead) -> ahead.assertThat().isEqualTo(2))
 			.doesNotHavePath("$.holder.token");
+	}
+
+	@Test
+	void aFreeLockThatOthersAskedForFirstIs423WithoutAHolder() throws Exception {
+		given(this.locks.acquire(any(), any(), any(), any(), any()))
+			.willThrow(new LockHeldException("job:1", null, 1, 1));
+		assertThat(this.mvc.post().uri("/locks/job:1").contentType(MediaType.APPLICATION_JSON).content("{\"owner\":\"run-2\"}"))
+			.hasStatus(HttpStatus.LOCKED)
+			.bodyJson()
+			.hasPathSatisfying("$.waitingAhead", (ahead) -> ahead.assertThat().isEqualTo(1))
+			.hasPathSatisfying("$.detail", (detail) -> detail.assertThat().asString().contains("is free"))
+			.doesNotHavePath("$.holder");
 	}
 
 	@Test
@@ -88,7 +103,7 @@ class LockControllerTests {
 			.hasStatus(HttpStatus.BAD_REQUEST);
 		then(this.locks).shouldHaveNoInteractions();
 		// Whoever shows no token does not hold the lock: 409, or 404 when nothing holds it.
-		given(this.locks.get("job:1")).willReturn(LEASE);
+		given(this.locks.get("job:1")).willReturn(new LockStatus(LEASE, 0));
 		assertThat(this.mvc.delete().uri("/locks/job:1")).hasStatus(HttpStatus.CONFLICT);
 		given(this.locks.get("job:2")).willThrow(LockNotFoundException.forId("job:2"));
 		assertThat(this.mvc.delete().uri("/locks/job:2")).hasStatus(HttpStatus.NOT_FOUND);
@@ -119,7 +134,7 @@ class LockControllerTests {
 
 	@Test
 	void theListingPagesAndNeverShowsTokens() throws Exception {
-		given(this.locks.live("job:", 2, null, IdScope.ANY)).willReturn(new Page<>(List.of(LEASE), "am9iOjE"));
+		given(this.locks.live("job:", 2, null, IdScope.ANY)).willReturn(new Page<>(List.of(new LockStatus(LEASE, 0)), "am9iOjE"));
 		assertThat(this.mvc.get().uri("/locks?prefix=job:&limit=2")).hasStatusOk()
 			.bodyJson()
 			.hasPathSatisfying("$.nextCursor", (cursor) -> cursor.assertThat().isEqualTo("am9iOjE"))

@@ -77,10 +77,11 @@ class LockMetricsTests {
 	void aWaiterGrantedOnceTheHolderReleasesIsCountedWithItsWait() throws Exception {
 		String token = this.client.acquire("metrics:wait", "run-1", 30, 0).token();
 		Thread releaser = new Thread(() -> {
-			// Released once the second acquisition waits, however late its request arrives.
+			// Released once the second acquisition waits in the lock's line, however late its request arrives.
 			Awaitility.await()
 				.atMost(Duration.ofSeconds(30))
-				.until(() -> this.meters.get("statehouse.locks.waiting").gauge().value() >= 1);
+				.until(() -> this.meters.get("statehouse.locks.waiting").gauge().value() >= 1
+						&& this.meters.get("statehouse.locks.queue.longest").gauge().value() >= 1);
 			this.client.delete("/locks/metrics:wait", "Lock-Token", token);
 		});
 		long waitsBefore = this.meters.get("statehouse.locks.wait").timer().count();

@@ -2,6 +2,7 @@ package io.statehouse.lock;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -66,7 +67,15 @@ class LockRulesTests {
 
 	private static final LockSnapshot NEVER_TAKEN = new LockSnapshot(null, false);
 
-	private static final Acquire ACQUIRE = new Acquire("run-2", "nightly", TTL);
+	private static final Acquire ACQUIRE = new Acquire("run-2", "nightly", TTL, null);
+
+	private static final UUID FIRST = UUID.fromString("00000000-0000-0000-0000-0000000000f1");
+
+	private static final UUID SECOND = UUID.fromString("00000000-0000-0000-0000-0000000000f2");
+
+	private static final Acquire IN_FIRST_PLACE = new Acquire("run-2", "nightly", TTL, FIRST);
+
+	private static final Acquire IN_SECOND_PLACE = new Acquire("run-2", "nightly", TTL, SECOND);
 
 	static Stream<Arguments> rules() {
 		return Stream.of(
@@ -86,6 +95,23 @@ class LockRulesTests {
 				row("a live lease refuses a grant and names its holder", live(Kind.RENEW, false), ACQUIRE, Verdict.HELD,
 						holder()),
 				row("a live grant refuses a grant", live(Kind.ACQUIRE, false), ACQUIRE, Verdict.HELD, holder()),
+
+				// Turns: the oldest live place of the lock's line goes first.
+				row("a free lock is not granted past waiting acquisitions: all of them asked first",
+						released(false).withLine(List.of(FIRST, SECOND)), ACQUIRE, Verdict.QUEUED, ahead(2)),
+				row("a free lock is granted to the first place of its line", released(false).withLine(List.of(FIRST, SECOND)),
+						IN_FIRST_PLACE, Verdict.WRITE, grant(8, 42, false)),
+				row("a free lock is not granted to a later place", released(false).withLine(List.of(FIRST, SECOND)),
+						IN_SECOND_PLACE, Verdict.QUEUED, ahead(1)),
+				row("a lapsed lease is taken over only by the first place", lapsed(Kind.RENEW, false).withLine(List.of(FIRST)),
+						IN_FIRST_PLACE, Verdict.TAKE_OVER, grant(8, 42, false)),
+				row("a place missing from the line (lapsed, or not seen yet) comes after every live one",
+						released(false).withLine(List.of(FIRST)), IN_SECOND_PLACE, Verdict.QUEUED, ahead(1)),
+				row("a place missing from an empty line is granted", released(false), IN_SECOND_PLACE, Verdict.WRITE,
+						grant(8, 42, false)),
+				row("a live lease refuses even the first place, and says how many wait ahead",
+						live(Kind.RENEW, false).withLine(List.of(FIRST, SECOND)), IN_SECOND_PLACE, Verdict.HELD,
+						holder().andThen(ahead(1))),
 
 				// Renewals: by the live lease's token only.
 				row("a renewal runs for the ttl asked, keeping token, fencing token and expiry to check",
@@ -219,6 +245,10 @@ class LockRulesTests {
 			assertThat(change.writes()).isEqualTo(writes);
 			assertThat(change.keepsExpiry()).isEqualTo(keepsExpiry);
 		};
+	}
+
+	private static Consumer<Decision> ahead(int ahead) {
+		return (decision) -> assertThat(decision.ahead()).isEqualTo(ahead);
 	}
 
 	private static Consumer<Decision> holder() {

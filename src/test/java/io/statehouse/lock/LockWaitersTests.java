@@ -3,10 +3,18 @@ package io.statehouse.lock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.statehouse.lock.LockWaiters.Attempt;
 import io.statehouse.lock.LockWaiters.Try;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -23,13 +32,24 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** How acquisitions wait for a held lock: in turn, one try per id at a time, bounded, woken by a release. */
+/**
+ * How acquisitions wait for a held lock: in the order of the lock's line, one try per id at a time,
+ * bounded, woken by a release, their places kept alive while they wait and given up once answered.
+ */
 @Tag("fast")
 class LockWaitersTests {
 
+	private static final Duration PLACE_LIFETIME = Duration.ofMillis(300);
+
+	private static final Duration POLL_INTERVAL = Duration.ofMillis(50);
+
 	private static final Lease HOLDER = lease("held", "holder");
 
-	private final LockWaiters waiters = new LockWaiters(2, 3, new SimpleMeterRegistry());
+	private static final Try HELD = new Try(null, HOLDER, List.of());
+
+	private final Lines queue = new Lines();
+
+	private final LockWaiters waiters = waiters(this.queue, 2, 3);
 
 	@AfterEach
 	void stop() {
@@ -42,18 +62,18 @@ class LockWaitersTests {
 		AtomicInteger mostAtOnce = new AtomicInteger();
 		List<String> granted = new ArrayList<>();
 		List<CompletableFuture<Lease>> results = new ArrayList<>();
-		LockWaiters waiters = new LockWaiters(100, 100, new SimpleMeterRegistry());
+		LockWaiters waiters = waiters(new Lines(), 100, 100);
 		try {
 			for (int n = 0; n < 5; n++) {
 				String owner = "waiter-" + n;
-				results.add(waiters.park("one", "caller", HOLDER, later(Duration.ofSeconds(30)), () -> {
+				results.add(waiters.park("one", "caller", HELD, later(Duration.ofSeconds(30)), (place) -> {
 					mostAtOnce.accumulateAndGet(trying.incrementAndGet(), Math::max);
 					sleep(Duration.ofMillis(5));
 					trying.decrementAndGet();
 					synchronized (granted) {
 						granted.add(owner);
 					}
-					return new Try(lease("one", owner), null);
+					return new Try(lease("one", owner), null, List.of());
 				}, (lease) -> {
 				}));
 			}
@@ -72,10 +92,10 @@ class LockWaitersTests {
 	void aReleaseHasTheNextTryRunAtOnce() throws Exception {
 		AtomicBoolean free = new AtomicBoolean();
 		AtomicInteger tries = new AtomicInteger();
-		CompletableFuture<Lease> result = this.waiters.park("wake", "caller", HOLDER, later(Duration.ofSeconds(30)),
-				() -> {
+		CompletableFuture<Lease> result = this.waiters.park("wake", "caller", HELD, later(Duration.ofSeconds(30)),
+				(place) -> {
 					tries.incrementAndGet();
-					return free.get() ? new Try(lease("wake", "waiter"), null) : new Try(null, HOLDER);
+					return free.get() ? new Try(lease("wake", "waiter"), null, List.of()) : HELD;
 				}, (lease) -> {
 				});
 		// Past the first tries: the backoff is at its longest now.
@@ -87,37 +107,94 @@ class LockWaitersTests {
 		this.waiters.wake("wake");
 		result.get(10, TimeUnit.SECONDS);
 		assertThat(Duration.ofNanos(System.nanoTime() - woken))
-			.isLessThan(Duration.ofMillis(LockWaiters.MAX_BACKOFF_MILLIS));
+			.isLessThan(POLL_INTERVAL);
 	}
 
 	@Test
-	void aWaitThatEndsIsAnswered423WithTheHolderTheLastTrySaw() {
+	void aWaitThatEndsIsAnswered423WithTheHolderAndTheLineTheLastTrySaw() {
 		Lease newer = lease("ends", "newer-holder");
-		CompletableFuture<Lease> result = this.waiters.park("ends", "caller", HOLDER, later(Duration.ofMillis(200)),
-				() -> new Try(null, newer), (lease) -> {
+		UUID before = UUID.randomUUID();
+		UUID after = UUID.randomUUID();
+		CompletableFuture<Lease> result = this.waiters.park("ends", "caller", HELD, later(Duration.ofMillis(200)),
+				(place) -> new Try(null, newer, List.of(before, place, after)), (lease) -> {
 				});
 		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> result.get(10, TimeUnit.SECONDS))
 			.havingCause()
-			.isInstanceOfSatisfying(LockHeldException.class, (held) -> assertThat(held.properties().get("holder"))
-				.isEqualTo(LockController.LockView.of(newer)));
+			.isInstanceOfSatisfying(LockHeldException.class, (held) -> {
+				assertThat(held.properties().get("holder")).isEqualTo(LockController.LockView.of(newer, 3));
+				assertThat(held.properties().get("waitingAhead")).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aWaiterWhosePlaceIsFirstInTheLockLineIsTriedBeforeOnesThatCameEarlierHere() throws Exception {
+		List<UUID> tried = new CopyOnWriteArrayList<>();
+		// The lock's line, on every instance, has the places the other way round: the later one asked first.
+		Attempt attempt = (place) -> {
+			tried.add(place);
+			List<UUID> line = new ArrayList<>(this.queue.places("order"));
+			Collections.reverse(line);
+			return new Try(null, HOLDER, line);
+		};
+		CompletableFuture<Lease> early = this.waiters.park("order", "caller", HELD, later(Duration.ofSeconds(30)),
+				attempt, (lease) -> {
+				});
+		while (tried.isEmpty()) {
+			sleep(Duration.ofMillis(5));
+		}
+		CompletableFuture<Lease> late = this.waiters.park("order", "other", HELD, later(Duration.ofSeconds(30)),
+				attempt, (lease) -> {
+				});
+		UUID latePlace = this.queue.places("order").get(1);
+		while (tried.size() < 6) {
+			sleep(Duration.ofMillis(5));
+		}
+		assertThat(tried.subList(tried.size() - 3, tried.size())).containsOnly(latePlace);
+		early.cancel(false);
+		late.cancel(false);
+	}
+
+	@Test
+	void placesAreKeptAliveWhileTheirWaitersWaitAndGivenUpOnceTheyAreAnswered() throws Exception {
+		AtomicBoolean free = new AtomicBoolean();
+		CompletableFuture<Lease> granted = this.waiters.park("kept", "caller", HELD, later(Duration.ofSeconds(30)),
+				(place) -> free.get() ? new Try(lease("kept", "waiter"), null, List.of()) : HELD, (lease) -> {
+				});
+		CompletableFuture<Lease> timedOut = this.waiters.park("kept", "other", HELD, later(Duration.ofMillis(300)),
+				(place) -> HELD, (lease) -> {
+				});
+		List<UUID> places = this.queue.places("kept");
+		assertThat(places).hasSize(2);
+		// Kept alive a third of a lifetime apart.
+		sleep(PLACE_LIFETIME);
+		assertThat(this.queue.kept(places.get(0))).isGreaterThanOrEqualTo(3);
+		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> timedOut.get(10, TimeUnit.SECONDS));
+		free.set(true);
+		granted.get(10, TimeUnit.SECONDS);
+		while (!this.queue.places("kept").isEmpty()) {
+			sleep(Duration.ofMillis(5));
+		}
+		int keptThen = this.queue.kept(places.get(0));
+		sleep(PLACE_LIFETIME);
+		assertThat(this.queue.kept(places.get(0))).as("given up, never kept again").isEqualTo(keptThen);
 	}
 
 	@Test
 	void aWaiterBehindAnotherIsAnsweredWhenItsWaitEndsWithoutATryOfItsOwn() throws Exception {
 		CountDownLatch firstTried = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		CompletableFuture<Lease> first = this.waiters.park("behind", "caller", HOLDER, later(Duration.ofSeconds(30)),
-				() -> {
+		CompletableFuture<Lease> first = this.waiters.park("behind", "caller", HELD, later(Duration.ofSeconds(30)),
+				(place) -> {
 					firstTried.countDown();
 					await(release);
-					return new Try(null, HOLDER);
+					return HELD;
 				}, (lease) -> {
 				});
 		AtomicInteger triesOfSecond = new AtomicInteger();
-		CompletableFuture<Lease> second = this.waiters.park("behind", "other", HOLDER, later(Duration.ofMillis(100)),
-				() -> {
+		CompletableFuture<Lease> second = this.waiters.park("behind", "other", HELD, later(Duration.ofMillis(100)),
+				(place) -> {
 					triesOfSecond.incrementAndGet();
-					return new Try(null, HOLDER);
+					return HELD;
 				}, (lease) -> {
 				});
 		assertThat(firstTried.await(10, TimeUnit.SECONDS)).isTrue();
@@ -147,11 +224,11 @@ class LockWaitersTests {
 		ConcurrentLinkedQueue<Lease> givenBack = new ConcurrentLinkedQueue<>();
 		Lease won = lease("left", "waiter");
 		CountDownLatch parked = new CountDownLatch(1);
-		waiting.set(this.waiters.park("left", "caller", HOLDER, later(Duration.ofSeconds(30)), () -> {
+		waiting.set(this.waiters.park("left", "caller", HELD, later(Duration.ofSeconds(30)), (place) -> {
 			await(parked);
 			// The request ends while its try runs.
 			waiting.get().cancel(false);
-			return new Try(won, null);
+			return new Try(won, null, List.of());
 		}, givenBack::add));
 		parked.countDown();
 		while (givenBack.isEmpty()) {
@@ -162,9 +239,12 @@ class LockWaitersTests {
 	}
 
 	private CompletableFuture<Lease> park(String caller) {
-		return this.waiters.park("bounded", caller, HOLDER, later(Duration.ofSeconds(30)), () -> new Try(null, HOLDER),
-				(lease) -> {
-				});
+		return this.waiters.park("bounded", caller, HELD, later(Duration.ofSeconds(30)), (place) -> HELD, (lease) -> {
+		});
+	}
+
+	private static LockWaiters waiters(Lines queue, int maxPerCaller, int max) {
+		return new LockWaiters(queue, PLACE_LIFETIME, POLL_INTERVAL, maxPerCaller, max, new SimpleMeterRegistry());
 	}
 
 	private static long later(Duration duration) {
@@ -183,6 +263,52 @@ class LockWaitersTests {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+	}
+
+	/**
+	 * Lines as the waiters use them, in memory: what they keep and give up, the places in the
+	 * order they were first kept. Which place is first for a grant is the attempts' to say here.
+	 */
+	static final class Lines implements LockQueue {
+
+		private final Map<UUID, Place> places = new LinkedHashMap<>();
+
+		private final Map<UUID, Integer> kept = new ConcurrentHashMap<>();
+
+		private final Set<UUID> left = ConcurrentHashMap.newKeySet();
+
+		@Override
+		public synchronized void keep(Collection<Place> places, Duration alive) {
+			places.forEach((place) -> {
+				this.places.putIfAbsent(place.place(), place);
+				this.kept.merge(place.place(), 1, Integer::sum);
+			});
+		}
+
+		@Override
+		public synchronized void leave(Collection<Place> places) {
+			places.forEach((place) -> this.left.add(place.place()));
+		}
+
+		@Override
+		public synchronized Map<String, List<UUID>> lines(Collection<String> ids) {
+			Map<String, List<UUID>> lines = new HashMap<>();
+			ids.forEach((id) -> lines.put(id, places(id)));
+			return lines;
+		}
+
+		synchronized List<UUID> places(String id) {
+			return this.places.values()
+				.stream()
+				.filter((place) -> place.id().equals(id) && !this.left.contains(place.place()))
+				.map(Place::place)
+				.toList();
+		}
+
+		int kept(UUID place) {
+			return this.kept.getOrDefault(place, 0);
+		}
+
 	}
 
 	private static void await(CountDownLatch latch) {

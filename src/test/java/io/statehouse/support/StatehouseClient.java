@@ -34,6 +34,11 @@ public final class StatehouseClient {
 		return new StatehouseClient("http://127.0.0.1:" + port);
 	}
 
+	/** The port the instance listens on. */
+	public int port() {
+		return java.net.URI.create(this.baseUrl).getPort();
+	}
+
 	/** An id as one path segment: every character but the unreserved ones percent-encoded (UTF-8). */
 	public static String segment(String id) {
 		return java.net.URLEncoder.encode(id, java.nio.charset.StandardCharsets.UTF_8)
@@ -82,7 +87,7 @@ public final class StatehouseClient {
 
 	/**
 	 * Acquires a lease as a pipeline worker does: waits for it a while, and asks again while
-	 * another holds it (waiters on different instances are not served in turn), or after the
+	 * another holds it (a wait of 20 s can end with others still ahead), or after the
 	 * {@code Retry-After} of a 503 (a claim that took longer than the short test timings allow).
 	 * @return the first answer that is neither 423 (held) nor 503
 	 */

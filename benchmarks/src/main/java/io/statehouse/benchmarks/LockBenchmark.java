@@ -1,16 +1,25 @@
 package io.statehouse.benchmarks;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
+import io.statehouse.clickhouse.embedded.Credentials;
+import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import org.apache.hc.client5.http.classic.methods.HttpDelete;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.core5.http.ContentType;
@@ -27,7 +36,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * ({@code meltano-state-backend-clickhouse}) implemented faithfully on the same engine: read the
  * holder with FINAL, insert a candidate, sleep 1 s to "settle", read all candidates, the smallest
  * id wins; release with a lightweight DELETE;</li>
- * <li>contended hand-offs per second: 8 workers acquiring and releasing one id.</li>
+ * <li>contended hand-offs per second: 8 workers acquiring and releasing one id;</li>
+ * <li>hand-off latency, two instances on one engine: from the holder's release answered to the
+ * grant answered to a waiter parked on the same instance, and on the other one.</li>
  * </ul>
  */
 public final class LockBenchmark {
@@ -83,6 +94,65 @@ public final class LockBenchmark {
 			System.out.println("  " + result);
 			System.out.printf("Contended: %.1f hand-offs per second with 8 workers on one id%n", result.perSecond());
 		}
+		handOffs(Parameters.count("handOffs", 200, 5));
+	}
+
+	/** A holder on instance A releases while a waiter is parked on A, or on B: how long until the waiter has it. */
+	private static void handOffs(int rounds) throws Exception {
+		Credentials credentials = Credentials.random("default");
+		try (EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
+				Files.createTempDirectory("statehouse-lock-bench"), null, 0, 8, credentials);
+				Service a = instance(engine, credentials);
+				Service b = instance(engine, credentials)) {
+			// Warm both paths up first.
+			handOff(a, a, "bench:warm", 20);
+			handOff(a, b, "bench:warm", 20);
+			double[] same = handOff(a, a, "bench:same", rounds);
+			double[] other = handOff(a, b, "bench:other", rounds);
+			System.out.printf("Hand-off to a waiter (%d rounds each): same instance p50 %.1f ms p99 %.1f ms; "
+					+ "other instance p50 %.1f ms p99 %.1f ms%n", rounds, same[0], same[1], other[0], other[1]);
+		}
+	}
+
+	private static Service instance(EmbeddedClickHouse engine, Credentials credentials) throws Exception {
+		return Service.start(8, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.password=" + credentials.password(),
+				"--statehouse.clickhouse.database=bench_locks");
+	}
+
+	/** @return p50 and p99 in ms of {@code rounds} hand-offs from a holder on {@code from} to a waiter on {@code to} */
+	private static double[] handOff(Service from, Service to, String id, int rounds) throws Exception {
+		long[] nanos = new long[rounds];
+		ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+		try {
+			for (int round = 0; round < rounds; round++) {
+				String holder = acquire(from.http, from.baseUrl, id, 0);
+				Future<Long> granted = waiterThread.submit(() -> {
+					String token = acquire(to.http, to.baseUrl, id, 60);
+					long at = System.nanoTime();
+					release(to.http, to.baseUrl, id, token);
+					return at;
+				});
+				while (waiting(from, id) < 1) {
+					Thread.sleep(1);
+				}
+				release(from.http, from.baseUrl, id, holder);
+				long released = System.nanoTime();
+				nanos[round] = granted.get(60, TimeUnit.SECONDS) - released;
+			}
+		}
+		finally {
+			waiterThread.shutdownNow();
+		}
+		Arrays.sort(nanos);
+		return new double[] { nanos[nanos.length / 2] / 1e6, nanos[(int) Math.min(nanos.length - 1, nanos.length * 0.99)] / 1e6 };
+	}
+
+	private static int waiting(Service service, String id) throws Exception {
+		return service.http.execute(new HttpGet(service.baseUrl + "/locks/" + id), (response) -> {
+			String body = EntityUtils.toString(response.getEntity(), StandardCharsets.UTF_8);
+			return (response.getCode() == 200) ? JSON.readTree(body).get("waiting").asInt() : 0;
+		});
 	}
 
 	static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds) throws Exception {
