@@ -5,14 +5,18 @@ import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.Predicate;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonRawValue;
 import io.statehouse.changelog.ChangeEvent;
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.changelog.FeedCursorGoneException;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.http.MediaType;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 
@@ -55,8 +59,14 @@ class ChangeStream implements Follower {
 
 	private final Runnable closed;
 
+	/** Where the documents of changes come from, if the client asked for them. */
+	private final @Nullable EventDocuments documents;
+
 	/** Guarded by {@code this}, as everything below: events, bookmarks and the end, in order. */
-	private final ArrayDeque<SseEmitter.SseEventBuilder> queue = new ArrayDeque<>();
+	private final ArrayDeque<Outgoing> queue = new ArrayDeque<>();
+
+	/** The cursor of the last change or bookmark sent: where a client resumes after a failed read (sender only). */
+	private FeedCursor sentUpTo;
 
 	/** After everything queued and everything passed over: what a bookmark names. */
 	private FeedCursor last;
@@ -78,13 +88,16 @@ class ChangeStream implements Follower {
 	 * @param overflowed told when the tail filled its queue: it left the tail, and a reader must
 	 * catch it up from {@link #last()}
 	 * @param closed told once, when the stream is over
+	 * @param documents where the changes' documents come from; {@code null} to send none
 	 */
 	ChangeStream(SseEmitter emitter, @Nullable String id, Predicate<String> wanted, FeedCursor from, int maxQueued,
-			Executor sender, Runnable sent, Runnable overflowed, Runnable closed) {
+			Executor sender, Runnable sent, Runnable overflowed, Runnable closed, @Nullable EventDocuments documents) {
 		this.emitter = emitter;
 		this.id = id;
 		this.wanted = wanted;
 		this.last = from;
+		this.sentUpTo = from;
+		this.documents = documents;
 		this.maxQueued = maxQueued;
 		this.sender = sender;
 		this.sent = sent;
@@ -178,7 +191,7 @@ class ChangeStream implements Follower {
 	private void queue(ChangeEvent event) {
 		this.last = event.cursor();
 		this.sent.run();
-		enqueue(SseEmitter.event().id(event.cursor().toString()).data(ChangeMessage.of(event), MediaType.APPLICATION_JSON));
+		enqueue(new Outgoing(event));
 	}
 
 	@Override
@@ -191,10 +204,10 @@ class ChangeStream implements Follower {
 	/** Tells the client where it stands, also when nothing it watches changed (a bookmark). */
 	synchronized void bookmark() {
 		if (!this.ended && !this.finished) {
-			enqueue(SseEmitter.event()
+			enqueue(new Outgoing(SseEmitter.event()
 				.name("bookmark")
 				.id(this.last.toString())
-				.data(Map.of("cursor", this.last.toString()), MediaType.APPLICATION_JSON));
+				.data(Map.of("cursor", this.last.toString()), MediaType.APPLICATION_JSON), null, this.last));
 		}
 	}
 
@@ -226,10 +239,10 @@ class ChangeStream implements Follower {
 		if (oldest == null) {
 			event.id(this.last.toString());
 		}
-		enqueue(event.data(data, MediaType.APPLICATION_JSON));
+		enqueue(new Outgoing(event.data(data, MediaType.APPLICATION_JSON), null, null));
 	}
 
-	private void enqueue(SseEmitter.SseEventBuilder event) {
+	private void enqueue(Outgoing event) {
 		this.queue.addLast(event);
 		if (!this.sending) {
 			this.sending = true;
@@ -237,14 +250,18 @@ class ChangeStream implements Follower {
 		}
 	}
 
-	/** Sends what is queued, one event at a time, outside the lock: a slow client holds only its own stream. */
+	/**
+	 * Sends what is queued, one event at a time, outside the lock: a slow client holds only its own
+	 * stream. A change's document is read here, if the client asked for it; when it cannot be read,
+	 * the stream ends ({@code unavailable}) with the cursor of the last change sent.
+	 */
 	private void send() {
 		while (true) {
-			SseEmitter.SseEventBuilder event;
+			Outgoing next;
 			boolean complete;
 			synchronized (this) {
-				event = this.queue.pollFirst();
-				if (event == null || this.finished) {
+				next = this.queue.pollFirst();
+				if (next == null || this.finished) {
 					this.sending = false;
 					notifyAll();
 					return;
@@ -253,7 +270,18 @@ class ChangeStream implements Follower {
 				notifyAll();
 			}
 			try {
+				SseEmitter.SseEventBuilder event;
+				try {
+					event = next.event(this.documents);
+				}
+				catch (DataAccessException ex) {
+					unavailable();
+					return;
+				}
 				this.emitter.send(event);
+				if (next.reached() != null) {
+					this.sentUpTo = next.reached();
+				}
 				if (complete) {
 					this.emitter.complete();
 					finish();
@@ -264,6 +292,23 @@ class ChangeStream implements Follower {
 				finish();
 			}
 		}
+	}
+
+	/** Ends the stream at once, with what was sent: a document could not be read. */
+	private void unavailable() throws IOException {
+		synchronized (this) {
+			this.queue.clear();
+			this.ended = true;
+			this.sending = false;
+			notifyAll();
+		}
+		this.emitter.send(SseEmitter.event()
+			.name("end")
+			.id(this.sentUpTo.toString())
+			.data(Map.of("reason", End.UNAVAILABLE.reason(), "cursor", this.sentUpTo.toString()),
+					MediaType.APPLICATION_JSON));
+		this.emitter.complete();
+		finish();
 	}
 
 	private void finish() {
@@ -279,16 +324,41 @@ class ChangeStream implements Follower {
 	}
 
 	/**
+	 * What the sender writes: an event built already (a bookmark, the end), or a change, built as
+	 * it is sent (with its document, if asked for).
+	 */
+	private record Outgoing(SseEmitter.@Nullable SseEventBuilder built, @Nullable ChangeEvent change,
+			@Nullable FeedCursor reached) {
+
+		Outgoing(ChangeEvent change) {
+			this(null, change, change.cursor());
+		}
+
+		SseEmitter.SseEventBuilder event(@Nullable EventDocuments documents) {
+			if (this.built != null) {
+				return this.built;
+			}
+			ChangeEvent event = Objects.requireNonNull(this.change);
+			String document = (documents != null) ? documents.of(event) : null;
+			return SseEmitter.event()
+				.id(event.cursor().toString())
+				.data(ChangeMessage.of(event, document), MediaType.APPLICATION_JSON);
+		}
+
+	}
+
+	/**
 	 * A change as a stream's event carries it.
 	 * @param cursor the event's id
+	 * @param document the document the change wrote, if the client asked for it (none for a delete)
 	 */
 	record ChangeMessage(String cursor, String id, long version, String operation, @Nullable String writtenBy,
-			String updatedAt, long sizeBytes) {
+			String updatedAt, long sizeBytes, @JsonInclude(JsonInclude.Include.NON_NULL) @JsonRawValue @Nullable String document) {
 
-		static ChangeMessage of(ChangeEvent event) {
+		static ChangeMessage of(ChangeEvent event, @Nullable String document) {
 			return new ChangeMessage(event.cursor().toString(), event.id(), event.version(),
 					event.operation().name().toLowerCase(Locale.ROOT), event.writtenBy(), event.updatedAt().toString(),
-					event.sizeBytes());
+					event.sizeBytes(), document);
 		}
 
 	}

@@ -33,6 +33,8 @@ class ChangeWatch {
 
 	private final ChangeTail tail;
 
+	private final EventDocuments documents;
+
 	private final WatchProperties properties;
 
 	private final ExecutorService catchUp;
@@ -45,9 +47,10 @@ class ChangeWatch {
 
 	private final Counter sent;
 
-	ChangeWatch(ChangeFeed feed, ChangeTail tail, WatchProperties properties, ExecutorService catchUp,
-			ExecutorService senders, ScheduledExecutorService heartbeats, MeterRegistry meters) {
+	ChangeWatch(ChangeFeed feed, ChangeTail tail, EventDocuments documents, WatchProperties properties,
+			ExecutorService catchUp, ExecutorService senders, ScheduledExecutorService heartbeats, MeterRegistry meters) {
 		this.feed = feed;
+		this.documents = documents;
 		this.tail = tail;
 		this.properties = properties;
 		this.catchUp = catchUp;
@@ -65,11 +68,13 @@ class ChangeWatch {
 	 * A stream of the changes after {@code from} of the ids {@code wanted} accepts.
 	 * @param id the one id asked for, if one
 	 * @param from the cursor to start after; without one, now or, {@code oldest}, the oldest retained
+	 * @param documents whether each change carries the document it wrote
 	 * @throws FeedCursorGoneException if changes after {@code from} are no longer retained
 	 * @throws InvalidRequestException if {@code from} is beyond every change committed so far
 	 * @throws TooManyWatchersException if this instance has as many streams open as it keeps
 	 */
-	SseEmitter open(@Nullable String id, Predicate<String> wanted, @Nullable FeedCursor from, boolean oldest) {
+	SseEmitter open(@Nullable String id, Predicate<String> wanted, @Nullable FeedCursor from, boolean oldest,
+			boolean documents) {
 		if (this.open.incrementAndGet() > this.properties.maxStreams()) {
 			this.open.decrementAndGet();
 			throw new TooManyWatchersException("streams", this.properties.maxStreams());
@@ -96,7 +101,7 @@ class ChangeWatch {
 							beat.cancel(false);
 						}
 						this.open.decrementAndGet();
-					});
+					}, documents ? this.documents : null);
 			self.set(stream);
 			long every = this.properties.heartbeat().toMillis();
 			heartbeat.set(this.heartbeats.scheduleAtFixedRate(stream::bookmark, every, every, TimeUnit.MILLISECONDS));

@@ -44,7 +44,8 @@ class ChangesController {
 			description = "Server-Sent Events, one per committed change of the ids the token may see, filtered by "
 					+ "`id`, `prefix` and `match` (all that are given must hold), in the changelog's order; a change "
 					+ "that lost its version never appears. Each change is an unnamed event whose `id` is a cursor and "
-					+ "whose data is `{cursor, id, version, operation, writtenBy, updatedAt, sizeBytes}`. `bookmark` "
+					+ "whose data is `{cursor, id, version, operation, writtenBy, updatedAt, sizeBytes}`, and with "
+					+ "`documents=true` the `document` the change wrote (none for a delete). `bookmark` "
 					+ "events (at the start and every heartbeat) carry the cursor reached also when nothing watched "
 					+ "changed. The stream starts now, after `cursor` or `Last-Event-ID` (the latter wins, as a "
 					+ "reconnecting client sends it), or with `from=oldest` at the oldest retained change; resuming "
@@ -70,6 +71,8 @@ class ChangesController {
 			@Parameter(description = "`oldest`: start at the oldest retained change (without a cursor)")
 			@RequestParam(required = false) @Pattern(regexp = "^oldest$",
 					message = "from is 'oldest' or absent.") @Nullable String from,
+			@Parameter(description = "Whether each change carries the document it wrote")
+			@RequestParam(defaultValue = "false") boolean documents,
 			@Parameter(in = ParameterIn.HEADER, description = CURSOR_DOC) @RequestHeader(name = "Last-Event-ID",
 					required = false) @Pattern(regexp = FeedCursor.PATTERN,
 							message = "A cursor is one that this service sent.") @Nullable String lastEventId,
@@ -85,7 +88,8 @@ class ChangesController {
 			wanted = wanted.and(new Glob(match)::matches);
 		}
 		String resumeAt = (lastEventId != null) ? lastEventId : cursor;
-		return this.watch.open(id, wanted, (resumeAt != null) ? FeedCursor.parse(resumeAt) : null, from != null);
+		return this.watch.open(id, wanted, (resumeAt != null) ? FeedCursor.parse(resumeAt) : null, from != null,
+				documents);
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.concurrent.ThreadFactory;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.changelog.ChangeFeed;
+import io.statehouse.changelog.StateStore;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.annotation.Bean;
@@ -30,9 +31,10 @@ class WatchConfiguration {
 	}
 
 	@Bean
-	ChangeWatch changeWatch(ChangeFeed feed, ChangeTail tail, WatchProperties properties, WatchThreads threads,
-			MeterRegistry meters) {
-		return new ChangeWatch(feed, tail, properties, threads.workers, threads.senders, threads.timers, meters);
+	ChangeWatch changeWatch(ChangeFeed feed, ChangeTail tail, StateStore states, WatchProperties properties,
+			WatchThreads threads, MeterRegistry meters) {
+		return new ChangeWatch(feed, tail, new EventDocuments(states::version), properties, threads.workers, threads.senders,
+				threads.timers, meters);
 	}
 
 	@Bean

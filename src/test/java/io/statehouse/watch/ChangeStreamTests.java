@@ -4,15 +4,20 @@ import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.ChangeEvent;
 import io.statehouse.changelog.FeedCursor;
+import io.statehouse.changelog.StoredState;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,9 +50,13 @@ class ChangeStreamTests {
 	private int overflowed;
 
 	private ChangeStream stream(int maxQueued) {
+		return stream(maxQueued, null);
+	}
+
+	private ChangeStream stream(int maxQueued, @Nullable EventDocuments documents) {
 		return new ChangeStream(this.emitter, null, (id) -> id.startsWith("a"), FeedCursor.after(10), maxQueued,
 				this.sender, () -> {
-				}, () -> this.overflowed++, () -> this.closed++);
+				}, () -> this.overflowed++, () -> this.closed++, documents);
 	}
 
 	private static ChangeEvent change(long position, String id) {
@@ -106,6 +115,27 @@ class ChangeStreamTests {
 		assertThat(this.sent).hasSize(3);
 		assertThat(this.sent.get(2)).contains("event:end", "id:12.12.0", "reason=slow-consumer", "cursor=12.12.0");
 		assertThat(this.closed).as("over once its end is sent").isEqualTo(1);
+	}
+
+	@Test
+	void aDocumentThatCannotBeReadEndsTheStreamAtTheLastChangeSent() {
+		AtomicInteger reads = new AtomicInteger();
+		ChangeStream stream = stream(10, new EventDocuments((id, version) -> {
+			if (reads.incrementAndGet() > 1) {
+				throw new DataAccessResourceFailureException("the engine went away");
+			}
+			return Optional.of(new StoredState(id, version, false, "{\"n\":1}", 0, Instant.EPOCH));
+		}));
+		stream.offer(change(11, "a1"));
+		stream.offer(change(12, "a2"));
+		stream.offer(change(13, "a3"));
+		send();
+		assertThat(this.sent).hasSize(2);
+		assertThat(this.sent.get(0)).contains("id=a1", "document={\"n\":1}");
+		assertThat(this.sent.get(1)).contains("event:end", "reason=unavailable", "id:11.11.0", "cursor=11.11.0");
+		assertThat(stream.isOver()).isTrue();
+		assertThat(this.closed).isEqualTo(1);
+		assertThat(stream.offer(change(14, "a4"))).isFalse();
 	}
 
 	@Test

@@ -81,6 +81,28 @@ class WatchApiTests {
 	}
 
 	@Test
+	void aStreamCarriesTheDocumentsOnRequest() throws Exception {
+		String prefix = unique("documents");
+		String a = prefix + "a";
+		try (EventStream stream = this.client.stream("/changes?documents=true&prefix=" + StatehouseClient.segment(prefix));
+				EventStream plain = this.client.stream("/changes?prefix=" + StatehouseClient.segment(prefix))) {
+			stream.next((event) -> event.name().equals("bookmark"), patience());
+			plain.next((event) -> event.name().equals("bookmark"), patience());
+			this.client.put("/states/" + a, "{\"n\":1,\"s\":\"\u00e9\"}");
+			this.client.patch("/states/" + a, "{\"m\":2}");
+			this.client.delete("/states/" + a);
+			List<Event> changes = stream.changes(3, patience());
+			assertThat(changes.get(0).json().get("document").get("n").asInt()).isEqualTo(1);
+			assertThat(changes.get(0).json().get("document").get("s").asString()).isEqualTo("\u00e9");
+			assertThat(changes.get(1).json().get("document").get("m").asInt()).isEqualTo(2);
+			assertThat(changes.get(1).json().get("document").get("n").asInt()).isEqualTo(1);
+			assertThat(changes.get(2).json().has("document")).as("a delete has none").isFalse();
+			assertThat(plain.changes(3, patience())).allSatisfy((change) -> assertThat(change.json().has("document"))
+				.as("none unless asked for").isFalse());
+		}
+	}
+
+	@Test
 	void aBurstLargerThanAStreamsQueueReachesItWhole() throws Exception {
 		String prefix = unique("burst");
 		try (EventStream stream = this.client.stream("/changes?prefix=" + StatehouseClient.segment(prefix))) {
