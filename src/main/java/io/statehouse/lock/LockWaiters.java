@@ -204,11 +204,6 @@ class LockWaiters implements DisposableBean {
 			failure = ex;
 		}
 		Lease lease = (found != null) ? found.lease() : null;
-		if (lease != null) {
-			// Given up before it is answered: the next in line may be granted as soon as the lease ends.
-			leaveNow(first.place);
-			first.gaveUp = true;
-		}
 		boolean ended = lease == null && (failure != null || System.nanoTime() - first.until >= 0);
 		Seen seen;
 		synchronized (this) {
@@ -278,10 +273,8 @@ class LockWaiters implements DisposableBean {
 		boolean flush;
 		synchronized (this) {
 			uncount(waiter);
-			flush = !waiter.gaveUp && this.leaving.isEmpty();
-			if (!waiter.gaveUp) {
-				this.leaving.add(waiter.place);
-			}
+			flush = this.leaving.isEmpty();
+			this.leaving.add(waiter.place);
 		}
 		if (flush) {
 			try {
@@ -299,7 +292,12 @@ class LockWaiters implements DisposableBean {
 		this.byCaller.computeIfPresent(waiter.caller, (caller, count) -> (count > 1) ? count - 1 : null);
 	}
 
-	/** Gives up the places of waiters that were answered or left; one that fails lapses on its own. */
+	/**
+	 * Gives up the places of waiters that were answered or left, after they were answered: a grant
+	 * is not held back for it. Until the row lands, a try of the next waiter finds the granted one
+	 * first in line and tries again moments later — only a lease released that fast notices. A
+	 * place not given up lapses on its own.
+	 */
 	private void giveUpPlaces() {
 		List<Place> places;
 		synchronized (this) {
@@ -311,16 +309,6 @@ class LockWaiters implements DisposableBean {
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Places of waiters that left were not given up; they lapse within "
-					+ this.placeLifetime + ": " + ex.getMessage());
-		}
-	}
-
-	private void leaveNow(Place place) {
-		try {
-			this.queue.leave(List.of(place));
-		}
-		catch (RuntimeException ex) {
-			logger.debug("The place of a waiter granted the lock was not given up; it lapses within "
 					+ this.placeLifetime + ": " + ex.getMessage());
 		}
 	}
@@ -485,9 +473,6 @@ class LockWaiters implements DisposableBean {
 
 		/** Answers it when its wait ends; cancelled once it is answered. */
 		volatile @Nullable ScheduledFuture<?> expiry;
-
-		/** Its place was given up already: it was granted the lock. */
-		volatile boolean gaveUp;
 
 		Waiter(Place place, String caller, long until, Attempt attempt, Consumer<Lease> unanswered) {
 			this.place = place;
