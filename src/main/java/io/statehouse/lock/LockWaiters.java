@@ -205,6 +205,9 @@ class LockWaiters implements DisposableBean {
 		}
 		Lease lease = (found != null) ? found.lease() : null;
 		boolean ended = lease == null && (failure != null || System.nanoTime() - first.until >= 0);
+		if (lease != null || ended) {
+			giveUp(first);
+		}
 		Seen seen;
 		synchronized (this) {
 			line.trying = false;
@@ -263,6 +266,7 @@ class LockWaiters implements DisposableBean {
 				this.lines.remove(line.id, line);
 			}
 		}
+		giveUp(waiter);
 		waiter.result.completeExceptionally(seen.refusal(line.id));
 	}
 
@@ -273,8 +277,10 @@ class LockWaiters implements DisposableBean {
 		boolean flush;
 		synchronized (this) {
 			uncount(waiter);
-			flush = this.leaving.isEmpty();
-			this.leaving.add(waiter.place);
+			flush = !waiter.gaveUp && this.leaving.isEmpty();
+			if (!waiter.gaveUp) {
+				this.leaving.add(waiter.place);
+			}
 		}
 		if (flush) {
 			try {
@@ -293,11 +299,22 @@ class LockWaiters implements DisposableBean {
 	}
 
 	/**
-	 * Gives up the places of waiters that were answered or left, after they were answered: a grant
-	 * is not held back for it. Until the row lands, a try of the next waiter finds the granted one
-	 * first in line and tries again moments later — only a lease released that fast notices. A
-	 * place not given up lapses on its own.
+	 * Gives up a waiter's place before it is answered (granted, or its wait ended): whatever its
+	 * client does next — release the lease, ask again — finds the place gone. One that fails lapses
+	 * on its own.
 	 */
+	private void giveUp(Waiter waiter) {
+		try {
+			this.queue.leave(List.of(waiter.place));
+		}
+		catch (RuntimeException ex) {
+			logger.debug("The place of an answered waiter was not given up; it lapses within " + this.placeLifetime
+					+ ": " + ex.getMessage());
+		}
+		waiter.gaveUp = true;
+	}
+
+	/** Gives up the places of waiters that left unanswered (their requests ended); one that fails lapses on its own. */
 	private void giveUpPlaces() {
 		List<Place> places;
 		synchronized (this) {
@@ -473,6 +490,9 @@ class LockWaiters implements DisposableBean {
 
 		/** Answers it when its wait ends; cancelled once it is answered. */
 		volatile @Nullable ScheduledFuture<?> expiry;
+
+		/** Its place was given up before it was answered. */
+		volatile boolean gaveUp;
 
 		Waiter(Place place, String caller, long until, Attempt attempt, Consumer<Lease> unanswered) {
 			this.place = place;
