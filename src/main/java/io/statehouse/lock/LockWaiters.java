@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +27,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.SmartLifecycle;
 
 /**
  * Acquisitions waiting for a held lock, served in the order they asked on every instance: each
@@ -38,7 +41,7 @@ import org.springframework.beans.factory.DisposableBean;
  * being tried is answered with what the last try saw (no read of its own). How many may wait is
  * bounded, per caller and in all.
  */
-class LockWaiters implements DisposableBean {
+class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	private static final Log logger = LogFactory.getLog(LockWaiters.class);
 
@@ -59,6 +62,9 @@ class LockWaiters implements DisposableBean {
 
 	private final ScheduledThreadPoolExecutor scheduler;
 
+	/** Keeps the places alive, and gives up those of waiters that left. */
+	private final ScheduledExecutorService keeper;
+
 	/** Guarded by {@code this}, as everything below. */
 	private final Map<String, Line> lines = new HashMap<>();
 
@@ -70,6 +76,8 @@ class LockWaiters implements DisposableBean {
 	private int waiting;
 
 	private boolean stopped;
+
+	private volatile boolean running;
 
 	/**
 	 * @param placeLifetime how long a place counts after its instance last kept it alive
@@ -89,8 +97,14 @@ class LockWaiters implements DisposableBean {
 			return thread;
 		});
 		this.scheduler.setRemoveOnCancelPolicy(true);
+		// A thread of its own: tries of many busy lines must never make a live place lapse.
+		this.keeper = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "lock-places");
+			thread.setDaemon(true);
+			return thread;
+		});
 		long keepEvery = Math.max(1, placeLifetime.toMillis() / 3);
-		this.scheduler.scheduleWithFixedDelay(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
+		this.keeper.scheduleWithFixedDelay(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
 		Gauge.builder("statehouse.locks.waiting", this, LockWaiters::waiting)
 			.description("Acquisitions waiting for a held lock on this instance")
 			.register(meters);
@@ -179,10 +193,17 @@ class LockWaiters implements DisposableBean {
 		return this.lines.values().stream().mapToInt((line) -> line.order.size()).max().orElse(0);
 	}
 
-	/** Tries for the first waiter of a line that is still waiting. */
-	private void tryFirst(Line line) {
+	/**
+	 * Tries for the first waiter of a line that is still waiting — unless a try runs already, or
+	 * this one was replaced (a wake scheduled another while this one was starting): one chain of
+	 * tries per line.
+	 */
+	private void tryFirst(Line line, long generation) {
 		Waiter first;
 		synchronized (this) {
+			if (line.trying || line.generation != generation) {
+				return;
+			}
 			line.next = null;
 			// A waiter whose request ended (answered, or left) goes from the line.
 			line.waiters.removeIf((waiter) -> waiter.result.isDone());
@@ -284,7 +305,7 @@ class LockWaiters implements DisposableBean {
 		}
 		if (flush) {
 			try {
-				this.scheduler.execute(this::giveUpPlaces);
+				this.keeper.execute(this::giveUpPlaces);
 			}
 			catch (RejectedExecutionException ex) {
 				// Stopped: the places lapse on their own.
@@ -348,20 +369,35 @@ class LockWaiters implements DisposableBean {
 		}
 	}
 
-	/** Call with the monitor held. */
+	/** Call with the monitor held: the try scheduled replaces any scheduled before. */
 	private void schedule(Line line, long delayMillis) {
+		long generation = ++line.generation;
 		try {
-			line.next = this.scheduler.schedule(() -> tryFirst(line), delayMillis, TimeUnit.MILLISECONDS);
+			line.next = this.scheduler.schedule(() -> tryFirst(line, generation), delayMillis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
-			// Stopped: destroy() answers the waiters.
+			// Stopped: stop() answers the waiters.
 			line.next = null;
 		}
 	}
 
-	/** Answers every waiter: nothing was granted to them. Their places lapse. */
 	@Override
-	public void destroy() {
+	public void start() {
+		this.running = true;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	/**
+	 * Before the web server waits for its requests to finish (they include every waiter): answers
+	 * every waiter (503: nothing was granted to it) once its place is given up.
+	 */
+	@Override
+	public void stop() {
+		this.running = false;
 		List<Waiter> waiters = new ArrayList<>();
 		synchronized (this) {
 			this.stopped = true;
@@ -377,7 +413,37 @@ class LockWaiters implements DisposableBean {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		waiters.forEach((waiter) -> waiter.result.completeExceptionally(new LockWaitersStoppedException()));
+		List<Waiter> waiting = waiters.stream().filter((waiter) -> !waiter.result.isDone()).toList();
+		try {
+			this.queue.leave(waiting.stream().map((waiter) -> waiter.place).toList());
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Places of waiters were not given up as the service stopped; they lapse within "
+					+ this.placeLifetime + ": " + ex.getMessage());
+		}
+		waiting.forEach((waiter) -> {
+			waiter.gaveUp = true;
+			waiter.result.completeExceptionally(new LockWaitersStoppedException());
+		});
+	}
+
+	/** Stops first: before the web server's graceful shutdown, which would wait for the waiters. */
+	@Override
+	public int getPhase() {
+		return SmartLifecycle.DEFAULT_PHASE;
+	}
+
+	/** Stops, if it was not stopped (or never started), and lets the places' keeper go. */
+	@Override
+	public void destroy() {
+		boolean stop;
+		synchronized (this) {
+			stop = !this.stopped;
+		}
+		if (stop) {
+			stop();
+		}
+		this.keeper.shutdownNow();
 	}
 
 	/** One try of a waiter to take the lock. */
@@ -436,6 +502,9 @@ class LockWaiters implements DisposableBean {
 
 		/** A release came while a try ran: the next runs at once. */
 		boolean woken;
+
+		/** Which scheduled try is the line's: one that another replaced does nothing. */
+		long generation;
 
 		@Nullable ScheduledFuture<?> next;
 

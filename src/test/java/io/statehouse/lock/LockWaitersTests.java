@@ -205,6 +205,49 @@ class LockWaitersTests {
 	}
 
 	@Test
+	void wakesThatComeAsATryStartsNeverRunTwoTriesOfALineAtOnceNorLeaveMoreThanOneChainOfTries() throws Exception {
+		AtomicInteger running = new AtomicInteger();
+		AtomicInteger mostAtOnce = new AtomicInteger();
+		AtomicInteger tries = new AtomicInteger();
+		CompletableFuture<Lease> waiter = this.waiters.park("storm", "caller", HELD, later(Duration.ofSeconds(30)),
+				(place) -> {
+					mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+					tries.incrementAndGet();
+					sleep(Duration.ofMillis(2));
+					running.decrementAndGet();
+					return HELD;
+				}, (lease) -> {
+				});
+		long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+		while (System.nanoTime() < end) {
+			this.waiters.wake("storm");
+			Thread.sleep(0, 200_000);
+		}
+		sleep(POLL_INTERVAL.multipliedBy(4));
+		int before = tries.get();
+		sleep(Duration.ofSeconds(1));
+		int perSecond = tries.get() - before;
+		waiter.cancel(false);
+		assertThat(mostAtOnce.get()).isEqualTo(1);
+		// One chain polls every 50 ms at most (a try takes 2 ms): about 19 a second; two chains would be twice that.
+		assertThat(perSecond).as("tries per second once the wakes stopped").isLessThan(30);
+	}
+
+	@Test
+	void stoppingAnswersEveryWaiterOnceItsPlaceIsGivenUp() {
+		CompletableFuture<Lease> one = park("a");
+		CompletableFuture<Lease> two = park("b");
+		assertThat(this.queue.places("bounded")).hasSize(2);
+		this.waiters.stop();
+		assertThat(one).isCompletedExceptionally();
+		assertThat(two).isCompletedExceptionally();
+		assertThatExceptionOfType(ExecutionException.class).isThrownBy(one::get)
+			.withCauseInstanceOf(LockWaitersStoppedException.class);
+		assertThat(this.queue.places("bounded")).isEmpty();
+		assertThatExceptionOfType(LockWaitersStoppedException.class).isThrownBy(() -> park("c"));
+	}
+
+	@Test
 	void eachCallerAndEveryoneMayHaveOnlySoManyWaiting() {
 		CompletableFuture<Lease> a1 = park("a");
 		park("a");
