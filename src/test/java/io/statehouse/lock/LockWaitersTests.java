@@ -234,6 +234,31 @@ class LockWaitersTests {
 	}
 
 	@Test
+	void placesAreKeptAliveOnTimeWhileTriesOfManyLinesKeepEveryThreadBusy() throws Exception {
+		LockWaiters waiters = waiters(this.queue, 100, 100);
+		List<CompletableFuture<Lease>> busy = new ArrayList<>();
+		try {
+			for (int n = 0; n < 60; n++) {
+				busy.add(waiters.park("busy-" + n, "caller-" + (n % 2), HELD, later(Duration.ofSeconds(30)), (place) -> {
+					sleep(Duration.ofMillis(20));
+					return HELD;
+				}, (lease) -> {
+				}));
+			}
+			UUID watched = this.queue.places("busy-0").get(0);
+			sleep(PLACE_LIFETIME);
+			int before = this.queue.kept(watched);
+			sleep(PLACE_LIFETIME.multipliedBy(3));
+			// Every third of a lifetime: nine more in three lifetimes; a place kept late would lapse.
+			assertThat(this.queue.kept(watched) - before).isGreaterThanOrEqualTo(7);
+		}
+		finally {
+			busy.forEach((waiter) -> waiter.cancel(false));
+			waiters.destroy();
+		}
+	}
+
+	@Test
 	void stoppingAnswersEveryWaiterOnceItsPlaceIsGivenUp() {
 		CompletableFuture<Lease> one = park("a");
 		CompletableFuture<Lease> two = park("b");
