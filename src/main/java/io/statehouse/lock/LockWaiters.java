@@ -382,7 +382,8 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	}
 
 	@Override
-	public void start() {
+	public synchronized void start() {
+		this.stopped = false;
 		this.running = true;
 	}
 
@@ -393,25 +394,23 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	/**
 	 * Before the web server waits for its requests to finish (they include every waiter): answers
-	 * every waiter (503: nothing was granted to it) once its place is given up.
+	 * every waiter (503: nothing was granted to it) once its place is given up. A try that runs
+	 * meanwhile and wins gives its lease back (its waiter was answered). Started again (a paused
+	 * application context resumes), it takes waiters again.
 	 */
 	@Override
 	public void stop() {
-		this.running = false;
 		List<Waiter> waiters = new ArrayList<>();
 		synchronized (this) {
+			this.running = false;
 			this.stopped = true;
-			this.lines.values().forEach((line) -> waiters.addAll(line.waiters));
+			this.lines.values().forEach((line) -> {
+				waiters.addAll(line.waiters);
+				if (line.next != null) {
+					line.next.cancel(false);
+				}
+			});
 			this.lines.clear();
-		}
-		this.scheduler.shutdownNow();
-		try {
-			if (!this.scheduler.awaitTermination(5, TimeUnit.SECONDS)) {
-				logger.warn("Lock waiters still being tried after 5 s of shutting down");
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
 		}
 		List<Waiter> waiting = waiters.stream().filter((waiter) -> !waiter.result.isDone()).toList();
 		try {
@@ -433,17 +432,27 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		return SmartLifecycle.DEFAULT_PHASE;
 	}
 
-	/** Stops, if it was not stopped (or never started), and lets the places' keeper go. */
+	/** Stops, if it was not stopped (or never started), and lets its threads go. */
 	@Override
 	public void destroy() {
 		boolean stop;
 		synchronized (this) {
 			stop = !this.stopped;
+			this.stopped = true;
 		}
 		if (stop) {
 			stop();
 		}
+		this.scheduler.shutdownNow();
 		this.keeper.shutdownNow();
+		try {
+			if (!this.scheduler.awaitTermination(5, TimeUnit.SECONDS)) {
+				logger.warn("Lock waiters still being tried after 5 s of shutting down");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/** One try of a waiter to take the lock. */

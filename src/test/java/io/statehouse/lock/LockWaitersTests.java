@@ -259,7 +259,7 @@ class LockWaitersTests {
 	}
 
 	@Test
-	void stoppingAnswersEveryWaiterOnceItsPlaceIsGivenUp() {
+	void stoppingAnswersEveryWaiterOnceItsPlaceIsGivenUpAndStartingAgainTakesWaitersAgain() {
 		CompletableFuture<Lease> one = park("a");
 		CompletableFuture<Lease> two = park("b");
 		assertThat(this.queue.places("bounded")).hasSize(2);
@@ -270,6 +270,20 @@ class LockWaitersTests {
 			.withCauseInstanceOf(LockWaitersStoppedException.class);
 		assertThat(this.queue.places("bounded")).isEmpty();
 		assertThatExceptionOfType(LockWaitersStoppedException.class).isThrownBy(() -> park("c"));
+		// A paused application context resumes: it takes waiters again, and tries them.
+		this.waiters.start();
+		AtomicInteger tries = new AtomicInteger();
+		CompletableFuture<Lease> again = this.waiters.park("resumed", "c", HELD, later(Duration.ofSeconds(30)),
+				(place) -> {
+					tries.incrementAndGet();
+					return HELD;
+				}, (lease) -> {
+				});
+		while (tries.get() < 2) {
+			sleep(Duration.ofMillis(5));
+		}
+		assertThat(again).isNotDone();
+		again.cancel(false);
 	}
 
 	@Test
