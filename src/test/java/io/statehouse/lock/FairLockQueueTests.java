@@ -163,7 +163,8 @@ class FairLockQueueTests {
 		StatehouseClient a = this.clients.get(0);
 		StatehouseClient b = this.clients.get(1);
 		ServiceProcess doomed = this.deployment.startService();
-		Response lease = StatehouseClient.forPort(doomed.port()).acquire(id, "doomed", 2, 0);
+		// Long enough for both waiters to take their places while it is held, however slow the machine.
+		Response lease = StatehouseClient.forPort(doomed.port()).acquire(id, "doomed", 10, 0);
 		assertThat(lease.status()).isEqualTo(201);
 		CompletableFuture<Response> first = waitInLine(b, id, "first", 1);
 		CompletableFuture<Response> second = waitInLine(a, id, "second", 2);
