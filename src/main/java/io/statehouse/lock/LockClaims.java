@@ -87,10 +87,10 @@ class LockClaims {
 				decidedAt = System.nanoTime();
 				lock = this.repository.read(id);
 			}
-			lock = lock.withLine(this.queue.lines(List.of(id)).getOrDefault(id, List.of()));
+			lock = lock.withLine(this.queue.line(id));
 			Decision decision = LockRules.decide(id, lock, acquire);
 			if (decision.verdict() == Verdict.HELD || decision.verdict() == Verdict.QUEUED) {
-				return new Attempt(null, decision.holder(), decision.ahead(), lock.line());
+				return new Attempt(null, decision.holder(), lock.line());
 			}
 			if (lost && deadline.passed()) {
 				throw behind(id);
@@ -108,7 +108,7 @@ class LockClaims {
 				if (decision.verdict() == Verdict.TAKE_OVER) {
 					this.metrics.takeover();
 				}
-				return new Attempt(granted, null, 0, lock.line());
+				return new Attempt(granted, null, lock.line());
 			}
 			lock = null;
 			lost = true;
@@ -273,10 +273,9 @@ class LockClaims {
 	 * One attempt to take a lock: granted, or held by someone else, or not its turn.
 	 * @param granted the grant, if it won
 	 * @param holder who holds it, if not granted and somebody does
-	 * @param ahead if not granted, how many acquisitions asked before this one and still wait
 	 * @param line the lock's line as the attempt read it
 	 */
-	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, int ahead, List<UUID> line) {
+	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, List<UUID> line) {
 	}
 
 }

@@ -183,8 +183,7 @@ class LockController {
 	@ApiResponse(responseCode = "404", description = "No live lock",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	LockView get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id) {
-		LockStatus status = this.locks.get(id);
-		return LockView.of(status.holder(), status.waiting());
+		return LockView.of(this.locks.get(id));
 	}
 
 	@GetMapping(produces = MediaType.APPLICATION_JSON_VALUE)
@@ -197,8 +196,7 @@ class LockController {
 			@Parameter(description = Cursors.DOC, schema = @Schema(type = "string", pattern = Cursors.PATTERN))
 			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
 		Page<LockStatus> page = this.locks.live(prefix, limit, cursor, caller.ids());
-		return new LockPage(page.items().stream().map((status) -> LockView.of(status.holder(), status.waiting())).toList(),
-				page.nextCursor());
+		return new LockPage(page.items().stream().map(LockView::of).toList(), page.nextCursor());
 	}
 
 	/**
@@ -258,6 +256,10 @@ class LockController {
 			@Schema(types = { "string", "null" }) @Nullable String grantedTo,
 			Instant acquiredAt,
 			Instant expiresAt, int waiting) {
+
+		static LockView of(LockStatus status) {
+			return of(status.holder(), status.waiting());
+		}
 
 		static LockView of(Lease lease, int waiting) {
 			return new LockView(lease.id(), lease.owner(), lease.fencingToken(), lease.grantedTo(), lease.acquiredAt(),

@@ -27,6 +27,11 @@ interface LockQueue {
 	 */
 	Map<String, List<UUID>> lines(Collection<String> ids);
 
+	/** The live places of one id's line, in the order they asked. */
+	default List<UUID> line(String id) {
+		return lines(List.of(id)).getOrDefault(id, List.of());
+	}
+
 	/** A place in the line of a lock. */
 	record Place(String id, UUID place) {
 	}

@@ -224,7 +224,7 @@ public class LockService {
 		if (holder == null) {
 			throw LockNotFoundException.forId(id);
 		}
-		return new LockStatus(holder.lease(), this.queue.lines(List.of(id)).getOrDefault(id, List.of()).size());
+		return new LockStatus(holder.lease(), this.queue.line(id).size());
 	}
 
 	/** A page of live leases whose ids start with {@code prefix} and are visible, in id order, with their lines. */

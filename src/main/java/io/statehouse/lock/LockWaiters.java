@@ -77,8 +77,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	private boolean stopped;
 
-	private volatile boolean running;
-
 	/**
 	 * @param placeLifetime how long a place counts after its instance last kept it alive
 	 * @param pollInterval the longest pause between tries of a line's first waiter: how late a
@@ -325,13 +323,7 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	 * on its own.
 	 */
 	private void giveUp(Waiter waiter) {
-		try {
-			this.queue.leave(List.of(waiter.place));
-		}
-		catch (RuntimeException ex) {
-			logger.debug("The place of an answered waiter was not given up; it lapses within " + this.placeLifetime
-					+ ": " + ex.getMessage());
-		}
+		leave(List.of(waiter.place), "of an answered waiter");
 		waiter.gaveUp = true;
 	}
 
@@ -342,12 +334,17 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			places = new ArrayList<>(this.leaving);
 			this.leaving.clear();
 		}
+		leave(places, "of waiters that left");
+	}
+
+	/** Gives places up; if that fails, they lapse within a place's lifetime. */
+	private void leave(List<Place> places, String whose) {
 		try {
 			this.queue.leave(places);
 		}
 		catch (RuntimeException ex) {
-			logger.debug("Places of waiters that left were not given up; they lapse within "
-					+ this.placeLifetime + ": " + ex.getMessage());
+			logger.warn("Places " + whose + " were not given up; they lapse within " + this.placeLifetime + ": "
+					+ ex.getMessage());
 		}
 	}
 
@@ -384,12 +381,11 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	@Override
 	public synchronized void start() {
 		this.stopped = false;
-		this.running = true;
 	}
 
 	@Override
-	public boolean isRunning() {
-		return this.running;
+	public synchronized boolean isRunning() {
+		return !this.stopped;
 	}
 
 	/**
@@ -402,7 +398,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	public void stop() {
 		List<Waiter> waiters = new ArrayList<>();
 		synchronized (this) {
-			this.running = false;
 			this.stopped = true;
 			this.lines.values().forEach((line) -> {
 				waiters.addAll(line.waiters);
@@ -413,13 +408,7 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			this.lines.clear();
 		}
 		List<Waiter> waiting = waiters.stream().filter((waiter) -> !waiter.result.isDone()).toList();
-		try {
-			this.queue.leave(waiting.stream().map((waiter) -> waiter.place).toList());
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Places of waiters were not given up as the service stopped; they lapse within "
-					+ this.placeLifetime + ": " + ex.getMessage());
-		}
+		leave(waiting.stream().map((waiter) -> waiter.place).toList(), "of waiters as the service stopped");
 		waiting.forEach((waiter) -> {
 			waiter.gaveUp = true;
 			waiter.result.completeExceptionally(new LockWaitersStoppedException());
@@ -432,15 +421,10 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		return SmartLifecycle.DEFAULT_PHASE;
 	}
 
-	/** Stops, if it was not stopped (or never started), and lets its threads go. */
+	/** Stops, if it was not stopped, and lets its threads go. */
 	@Override
 	public void destroy() {
-		boolean stop;
-		synchronized (this) {
-			stop = !this.stopped;
-			this.stopped = true;
-		}
-		if (stop) {
+		if (isRunning()) {
 			stop();
 		}
 		this.scheduler.shutdownNow();
