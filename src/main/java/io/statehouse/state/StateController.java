@@ -9,6 +9,7 @@ import java.lang.annotation.Target;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -20,6 +21,7 @@ import io.statehouse.shared.Caller;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
+import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
 import io.statehouse.state.WriteHeaders.WithoutIfNoneMatch;
 import io.swagger.v3.oas.annotations.Operation;
@@ -40,6 +42,8 @@ import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.annotation.AliasFor;
+import org.springframework.format.annotation.DateTimeFormat;
+import org.springframework.format.annotation.DateTimeFormat.ISO;
 import org.springframework.http.ETag;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -81,6 +85,9 @@ class StateController {
 			+ "state to be created — and answer it the moment it is committed (200; 404 if the state is deleted); "
 			+ "304 when the wait ends (404 if the state still does not exist). Answered with `Preference-Applied`.";
 
+	private static final String AS_OF_DOC = "The version that was the newest at this time (RFC 3339), while the "
+			+ "changelog retains it: 404 if the state did not exist then, 410 if its version then is no longer retained";
+
 	private final StateService states;
 
 	private final WaitingReads waitingReads;
@@ -93,7 +100,8 @@ class StateController {
 	@GetMapping(path = "/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "getState", summary = "Get a state document",
-			description = "The newest version, or with `version` an earlier one while the changelog retains it. "
+			description = "The newest version, or with `version` an earlier one while the changelog retains it, or with "
+					+ "`asOf` the one that was the newest at that time. "
 					+ "Answers `ETag: \"<version>\"` and `Last-Modified`; `If-None-Match` gives 304 "
 					+ "(`If-Modified-Since` is not used: versions change faster than its whole seconds). With "
 					+ "`Prefer: wait=N` and `If-None-Match` the read waits for a change.")
@@ -110,14 +118,17 @@ class StateController {
 			headers = { @Header(name = HttpHeaders.ETAG, description = ETAG_DOC, schema = @Schema(type = "string")),
 					@Header(name = WaitingReads.PREFERENCE_APPLIED, description = PREFERENCE_APPLIED_DOC,
 							schema = @Schema(type = "string")) })
-	@ApiResponse(responseCode = "404", description = "No such state or version", content = @Content(
+	@ApiResponse(responseCode = "404", description = "No such state or version (or none at that time)", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
+	@ApiResponse(responseCode = "410", description = "That version (or the state at that time) is no longer retained",
+			content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
-			WebRequest request, HttpServletResponse response) {
-		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
+			@Parameter(description = AS_OF_DOC, example = "2026-12-01T00:00:00Z") @RequestParam(required = false)
+			@DateTimeFormat(iso = ISO.DATE_TIME) @Nullable Instant asOf, WebRequest request,
+			HttpServletResponse response) {
+		StoredState state = read(id, version, asOf);
 		// By ETag only: versions change faster than Last-Modified's whole seconds, so
 		// If-Modified-Since could call a newer version "not modified". (A ResponseEntity would
 		// have Spring MVC evaluate it.)
@@ -134,14 +145,16 @@ class StateController {
 	@Operation(hidden = true)
 	DeferredResult<ResponseEntity<String>> getWaiting(
 			@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@RequestParam(required = false) @Min(1) @Nullable Long version, @RequestHeader("Prefer") String prefer,
+			@RequestParam(required = false) @Min(1) @Nullable Long version,
+			@RequestParam(required = false) @DateTimeFormat(iso = ISO.DATE_TIME) @Nullable Instant asOf,
+			@RequestHeader("Prefer") String prefer,
 			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch) {
 		Duration wait = this.waitingReads.requestedWait(prefer);
-		if (version == null && ifNoneMatch != null && !wait.isZero()) {
+		if (version == null && asOf == null && ifNoneMatch != null && !wait.isZero()) {
 			return this.waitingReads.read(id, ifNoneMatch, wait);
 		}
 		// Nothing to wait for: answered as without Prefer.
-		StoredState state = (version != null) ? this.states.get(id, version) : this.states.get(id);
+		StoredState state = read(id, version, asOf);
 		ResponseEntity<String> answer = (ifNoneMatch != null && ETag.parse(ifNoneMatch)
 			.stream()
 			.anyMatch((tag) -> tag.isWildcard() || tag.compare(ETag.create(Long.toString(state.version())), true)))
@@ -154,6 +167,15 @@ class StateController {
 		DeferredResult<ResponseEntity<String>> result = new DeferredResult<>();
 		result.setResult(answer);
 		return result;
+	}
+
+	/** The newest live version, or the one asked for by number or by time. */
+	private StoredState read(String id, @Nullable Long version, @Nullable Instant asOf) {
+		if (version != null && asOf != null) {
+			throw new InvalidRequestException("Give either 'version' or 'asOf', not both.");
+		}
+		return (version != null) ? this.states.get(id, version)
+				: (asOf != null) ? this.states.get(id, asOf) : this.states.get(id);
 	}
 
 	@GetMapping(path = "/{id}/versions", produces = MediaType.APPLICATION_JSON_VALUE)

@@ -1,5 +1,7 @@
 package io.statehouse.state;
 
+import java.time.Instant;
+
 import io.statehouse.shared.ProblemException;
 
 import org.springframework.http.HttpStatus;
@@ -20,6 +22,10 @@ class StateNotFoundException extends ProblemException {
 
 	static StateNotFoundException forVersion(String id, long version) {
 		return new StateNotFoundException("State '" + id + "' has no version " + version + ".");
+	}
+
+	static StateNotFoundException asOf(String id, Instant asOf, String why) {
+		return new StateNotFoundException("State '" + id + "' did not exist as of " + asOf + ": " + why + ".");
 	}
 
 	static StateNotFoundException forDeletion(String id, long version) {

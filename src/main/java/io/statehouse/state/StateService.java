@@ -2,6 +2,7 @@ package io.statehouse.state;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -75,6 +76,34 @@ class StateService {
 			throw StateNotFoundException.forDeletion(id, version);
 		}
 		return state;
+	}
+
+	/**
+	 * The version that was the newest at {@code asOf}: the last written at or before it. A time
+	 * not yet past reads the newest version.
+	 * @throws StateNotFoundException when the state did not exist then (not yet created, or deleted)
+	 * @throws VersionGoneException when the version it had then is no longer retained
+	 */
+	StoredState get(String id, Instant asOf) {
+		List<VersionInfo> versions = history(id);
+		VersionInfo then = null;
+		for (VersionInfo version : versions) {
+			if (!version.updatedAt().isAfter(asOf) && (then == null || version.version() > then.version())) {
+				then = version;
+			}
+		}
+		VersionInfo oldest = versions.get(0);
+		if (then == null) {
+			if (oldest.version() > 1) {
+				throw VersionGoneException.asOf(id, asOf, oldest);
+			}
+			throw StateNotFoundException.asOf(id, asOf, "its first version was written at " + oldest.updatedAt());
+		}
+		if (then.operation() == Operation.DELETE) {
+			throw StateNotFoundException.asOf(id, asOf, "version " + then.version() + ", written at "
+					+ then.updatedAt() + ", deleted it");
+		}
+		return get(id, then.version());
 	}
 
 	/** The versions the changelog retains (and the newest, always), oldest first. */

@@ -1,5 +1,8 @@
 package io.statehouse.state;
 
+import java.time.Instant;
+
+import io.statehouse.changelog.VersionInfo;
 import io.statehouse.shared.ProblemException;
 
 import org.springframework.http.HttpStatus;
@@ -11,7 +14,17 @@ class VersionGoneException extends ProblemException {
 	static final String KIND = "version-gone";
 
 	VersionGoneException(String id, long version) {
-		super(HttpStatus.GONE, KIND, "Version " + version + " of state '" + id + "' is no longer retained.");
+		this("Version " + version + " of state '" + id + "' is no longer retained.");
+	}
+
+	private VersionGoneException(String detail) {
+		super(HttpStatus.GONE, KIND, detail);
+	}
+
+	/** A time before the oldest version retained, whose own version is gone. */
+	static VersionGoneException asOf(String id, Instant asOf, VersionInfo oldest) {
+		return new VersionGoneException("State '" + id + "' as of " + asOf + " is no longer retained: its history starts "
+				+ "at version " + oldest.version() + ", written at " + oldest.updatedAt() + ".");
 	}
 
 }

@@ -78,6 +78,7 @@ class TruncationTests {
 		assertThat(history.get(2).get("operation").asString()).isEqualTo("DELETE");
 		assertThat(history.get(3).get("sizeBytes").asLong()).isEqualTo("{\"v\":4}".length());
 		assertThat(history.valueStream().map((version) -> version.get("writtenBy").asString())).containsOnly("open");
+		List<String> writtenAt = history.valueStream().map((version) -> version.get("updatedAt").asString()).toList();
 
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
 			this.materializer.run();
@@ -89,6 +90,13 @@ class TruncationTests {
 		Response gone = this.client.get("/states/" + id + "?version=1");
 		assertThat(gone.status()).isEqualTo(410);
 		assertThat(gone.json().get("type").asString()).isEqualTo("urn:statehouse:problem:version-gone");
+		// As of a time whose version is gone (a document, a deletion): gone too; as of the retained one's, it.
+		for (String before : writtenAt.subList(0, 3)) {
+			Response then = this.client.get("/states/" + id + "?asOf=" + before);
+			assertThat(then.status()).as(before).isEqualTo(410);
+			assertThat(then.json().get("detail").asString()).contains("history starts at version 4");
+		}
+		assertThat(this.client.get("/states/" + id + "?asOf=" + writtenAt.get(3)).body()).isEqualTo("{\"v\":4}");
 		assertThat(this.client.get("/states/" + id + "?version=4").body()).isEqualTo("{\"v\":4}");
 		assertThat(this.client.get("/states/" + id + "?version=5").status()).isEqualTo(404);
 		assertThat(this.client.get("/states/" + id).version()).isEqualTo(4);

@@ -1,5 +1,6 @@
 package io.statehouse.state;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -84,6 +85,59 @@ class StateApiTests {
 		Response recreated = this.client.put("/states/api:delete", "{\"a\":3}");
 		assertThat(recreated.status()).isEqualTo(201);
 		assertThat(recreated.version()).isEqualTo(4);
+	}
+
+	@Test
+	void asOfReadsTheVersionThatWasTheNewestAtThatTime() throws Exception {
+		String id = "api:as-of";
+		for (String write : List.of("{\"a\":1}", "{\"a\":2}", "", "{\"a\":4}")) {
+			// Each version a few milliseconds after the one before: times of ClickHouse's clock, in milliseconds.
+			Thread.sleep(5);
+			Response written = write.isEmpty() ? this.client.delete("/states/" + id) : this.client.put("/states/" + id, write);
+			assertThat(written.status()).isLessThan(300);
+		}
+		List<Instant> writtenAt = this.client.get("/states/" + id + "/versions")
+			.json()
+			.valueStream()
+			.map((version) -> Instant.parse(version.get("updatedAt").asString()))
+			.toList();
+		assertThat(writtenAt).hasSize(4).isSorted();
+
+		assertAsOf(id, writtenAt.get(0), 200, 1, "{\"a\":1}");
+		assertAsOf(id, writtenAt.get(1).minusMillis(1), 200, 1, "{\"a\":1}");
+		assertAsOf(id, writtenAt.get(1), 200, 2, "{\"a\":2}");
+		assertAsOf(id, writtenAt.get(3).plusSeconds(3600), 200, 4, "{\"a\":4}");
+		Response deleted = asOf(id, writtenAt.get(2).plusMillis(0));
+		assertThat(deleted.status()).isEqualTo(404);
+		assertThat(deleted.json().get("detail").asString()).contains("version 3", "deleted it");
+		Response before = asOf(id, writtenAt.get(0).minusMillis(1));
+		assertThat(before.status()).isEqualTo(404);
+		assertThat(before.json().get("detail").asString()).contains("first version was written at");
+		// With an offset, as RFC 3339 allows: the same instant.
+		String offset = writtenAt.get(1).atOffset(java.time.ZoneOffset.ofHours(2)).toString();
+		assertThat(this.client.get("/states/" + id + "?asOf=" + offset.replace("+", "%2B")).version()).isEqualTo(2);
+
+		for (String wrong : List.of("asOf=yesterday", "asOf=2026-13-01T00:00:00Z", "asOf=" + writtenAt.get(0) + "&version=1")) {
+			Response refused = this.client.get("/states/" + id + "?" + wrong);
+			assertThat(refused.status()).as(wrong).isEqualTo(400);
+			assertThat(refused.header("Content-Type")).as(wrong).hasValue("application/problem+json");
+		}
+		assertThat(asOf("api:as-of-never-written", writtenAt.get(0)).status()).isEqualTo(404);
+		// A read that could wait reads the past at once: the past does not change.
+		Response prefer = this.client.get("/states/" + id + "?asOf=" + writtenAt.get(0), "Prefer", "wait=5",
+				"If-None-Match", "\"1\"");
+		assertThat(prefer.status()).isEqualTo(304);
+	}
+
+	private void assertAsOf(String id, Instant asOf, int status, long version, String document) {
+		Response read = asOf(id, asOf);
+		assertThat(read.status()).as("as of %s", asOf).isEqualTo(status);
+		assertThat(read.version()).as("as of %s", asOf).isEqualTo(version);
+		assertThat(read.body()).isEqualTo(document);
+	}
+
+	private Response asOf(String id, Instant asOf) {
+		return this.client.get("/states/" + id + "?asOf=" + asOf);
 	}
 
 	@Test
