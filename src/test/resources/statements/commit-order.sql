@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
     created Bool,
     writer LowCardinality(String),
     written_by LowCardinality(String) DEFAULT '',
+    restored_from UInt64 DEFAULT 0,
     written_at DateTime64(3) DEFAULT now64(3),
     segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), 3600))
 )
@@ -102,15 +103,17 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
     updated_at DateTime64(3),
     claim_id UUID,
     parent UUID,
-    written_by LowCardinality(String) DEFAULT ''
+    written_by LowCardinality(String) DEFAULT '',
+    restored_from UInt64 DEFAULT 0
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY state_id
 SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
 INSERT INTO `statehouse`.`changelog` (state_id, version, operation, document, deleted, fencing, idempotency_key,
-                         idempotency_fingerprint, claim_id, parent, created, writer, written_by)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                         idempotency_fingerprint, claim_id, parent, created, writer, written_by,
+                         restored_from)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 INSERT INTO `statehouse`.`lock_claims` (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes,
                            fencing_floor)
@@ -148,11 +151,12 @@ INSERT INTO `statehouse`.`lock_queue` (lock_id, place, left, alive_ms) VALUES (?
 INSERT INTO `statehouse`.`meta` (key, value) VALUES (?, ?);
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by)
-SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9
+                     written_by, restored_from)
+SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10
 FROM (
     SELECT state_id,
-           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
+           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+                   restored_from),
                   (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
     WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition AND true
@@ -167,33 +171,34 @@ LEFT ANY JOIN (
 WHERE n.w.1 > m.materialized;
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by)
-SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by
+                     written_by, restored_from)
+SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+       restored_from
 FROM `statehouse`.`changelog`
 WHERE (state_id, version, claim_id) IN (:claims);
 
 SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated');
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-       written_by, 0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
 ;
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
-       0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+       written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
 ;
@@ -422,6 +427,15 @@ SELECT state_id, version, claim_id, updated_at, [parent], 'state'
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids);
 
+SELECT state_id, version, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
+       written_at, written_by, _block_number AS row_position, _block_number AS row_block,
+       _block_offset AS row_offset
+FROM `statehouse`.`changelog`
+WHERE toUInt64(splitByChar('_', _part)[3]) >= :fromPosition AND 1
+  AND (_block_number, _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
+ORDER BY row_position, row_block, row_offset
+LIMIT :limit;
+
 SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
        document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
@@ -433,15 +447,6 @@ WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
                   WHERE (state_id, written_by, idempotency_key) IN (:keys));
 
-SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
-       written_at, written_by, _block_number AS row_position, _block_number AS row_block,
-       _block_offset AS row_offset
-FROM `statehouse`.`changelog`
-WHERE toUInt64(splitByChar('_', _part)[3]) >= :fromPosition AND 1
-  AND (_block_number, _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
-ORDER BY row_position, row_block, row_offset
-LIMIT :limit;
-
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)
 GROUP BY table;
@@ -451,24 +456,24 @@ SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
 SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
 
 SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-       written_by, 0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id;
 
 SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
-       0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+       written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id;
 

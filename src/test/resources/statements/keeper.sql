@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
     created Bool,
     writer LowCardinality(String),
     written_by LowCardinality(String) DEFAULT '',
+    restored_from UInt64 DEFAULT 0,
     written_at DateTime64(3) DEFAULT now64(3),
     segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), 3600))
 )
@@ -128,7 +129,8 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
     updated_at DateTime64(3),
     claim_id UUID,
     parent UUID,
-    written_by LowCardinality(String) DEFAULT ''
+    written_by LowCardinality(String) DEFAULT '',
+    restored_from UInt64 DEFAULT 0
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY state_id
@@ -141,8 +143,9 @@ DELETE FROM `statehouse`.`lock_slots` WHERE key IN (:keys)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 INSERT INTO `statehouse`.`changelog` (state_id, version, operation, document, deleted, fencing, idempotency_key,
-                         idempotency_fingerprint, claim_id, parent, created, writer, written_by)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                         idempotency_fingerprint, claim_id, parent, created, writer, written_by,
+                         restored_from)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 INSERT INTO `statehouse`.`claims` (key, holder)
 SETTINGS keeper_map_strict_mode = 1, max_execution_time = 1, keeper_max_retries = 0
@@ -178,11 +181,12 @@ WHERE throwIf(:kind != 'acquire' AND now64(6) >= fromUnixTimestamp64Micro(:lapse
 INSERT INTO `statehouse`.`meta` (key, value) VALUES (?, ?);
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by)
-SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9
+                     written_by, restored_from)
+SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10
 FROM (
     SELECT state_id,
-           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
+           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+                   restored_from),
                   (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
     WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition) AND (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
@@ -201,8 +205,9 @@ LEFT ANY JOIN (
 WHERE n.w.1 > m.materialized;
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by)
-SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by
+                     written_by, restored_from)
+SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+       restored_from
 FROM `statehouse`.`changelog`
 WHERE (state_id, version, claim_id) IN (:claims);
 
@@ -229,7 +234,7 @@ LIMIT :limit
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
 WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
@@ -240,14 +245,14 @@ AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :i
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-       written_by, 0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
 WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
@@ -258,8 +263,8 @@ AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :i
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
-       0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+       written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
@@ -463,6 +468,15 @@ SELECT state_id, version, claim_id, updated_at, [parent], 'state'
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids);
 
+SELECT state_id, version, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
+       written_at, written_by, toUnixTimestamp64Milli(written_at) AS row_position, _block_number AS row_block,
+       _block_offset AS row_offset
+FROM `statehouse`.`changelog`
+WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at >= fromUnixTimestamp64Milli(:fromPosition) AND written_at <= now64(3) - toIntervalMillisecond(:windowMillis)
+  AND (toUnixTimestamp64Milli(written_at), _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
+ORDER BY row_position, row_block, row_offset
+LIMIT :limit;
+
 SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
        document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
@@ -473,15 +487,6 @@ FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
                   WHERE (state_id, written_by, idempotency_key) IN (:keys));
-
-SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
-       written_at, written_by, toUnixTimestamp64Milli(written_at) AS row_position, _block_number AS row_block,
-       _block_offset AS row_offset
-FROM `statehouse`.`changelog`
-WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at >= fromUnixTimestamp64Milli(:fromPosition) AND written_at <= now64(3) - toIntervalMillisecond(:windowMillis)
-  AND (toUnixTimestamp64Milli(written_at), _block_number, _block_offset) > (:fromPosition, :fromBlock, :fromOffset)
-ORDER BY row_position, row_block, row_offset
-LIMIT :limit;
 
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)
@@ -494,24 +499,24 @@ SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
 SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
 
 SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-       written_by, 0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id;
 
 SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+       written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
-       0, 0, 1, 1
+SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+       written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id;
 

@@ -10,8 +10,14 @@ import org.jspecify.annotations.Nullable;
  * @param deleted whether there is no live document after the write
  * @param fencing the fencing token to carry forward
  * @param writtenBy the name of the token that made the change (audit)
+ * @param restoredFrom the version whose document a restore writes again; 0 for other changes
  */
-public record Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy) {
+public record Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy,
+		long restoredFrom) {
+
+	private Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy) {
+		this(operation, document, deleted, fencing, writtenBy, 0);
+	}
 
 	/** Replaces the document. */
 	public static Change put(String document, long fencing, String writtenBy) {
@@ -21,6 +27,11 @@ public record Change(Operation operation, String document, boolean deleted, long
 	/** The document after a merge patch. */
 	public static Change patch(String document, long fencing, String writtenBy) {
 		return new Change(Operation.PATCH, document, false, fencing, writtenBy);
+	}
+
+	/** Writes an earlier version's document again, as a new version that names it. */
+	public static Change restore(StoredState earlier, long fencing, String writtenBy) {
+		return new Change(Operation.RESTORE, earlier.document(), false, fencing, writtenBy, earlier.version());
 	}
 
 	/** A tombstone. */
@@ -44,7 +55,7 @@ public record Change(Operation operation, String document, boolean deleted, long
 
 	/** The same change, carrying another fencing token. */
 	Change withFencing(long fencing) {
-		return new Change(this.operation, this.document, this.deleted, fencing, this.writtenBy);
+		return new Change(this.operation, this.document, this.deleted, fencing, this.writtenBy, this.restoredFrom);
 	}
 
 	/** The kinds of change, as stored in the changelog. */
@@ -53,7 +64,15 @@ public record Change(Operation operation, String document, boolean deleted, long
 		PUT, PATCH, DELETE,
 
 		/** A lock's grant: same document, a higher fencing token (see {@link StateStore#fence}). */
-		FENCE
+		FENCE,
+
+		/** An earlier version's document written again; stored as a put that names that version. */
+		RESTORE;
+
+		/** How the changelog's {@code operation} column stores it. */
+		String stored() {
+			return ((this == RESTORE) ? PUT : this).name().toLowerCase(java.util.Locale.ROOT);
+		}
 
 	}
 

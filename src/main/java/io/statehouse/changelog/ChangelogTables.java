@@ -48,6 +48,7 @@ final class ChangelogTables {
 			    created Bool,
 			    writer LowCardinality(String),
 			    {writtenBy},
+			    {restoredFrom},
 			    written_at DateTime64(3) DEFAULT now64(3),
 			    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), {segmentSeconds}))
 			)
@@ -68,7 +69,8 @@ final class ChangelogTables {
 			    updated_at DateTime64(3),
 			    claim_id UUID,
 			    parent UUID,
-			    {writtenBy}
+			    {writtenBy},
+			    {restoredFrom}
 			)
 			ENGINE = ReplacingMergeTree(version)
 			ORDER BY state_id
@@ -96,6 +98,15 @@ final class ChangelogTables {
 	/** Who made a change: the name of its token (audit), empty in rows written before it was recorded. */
 	private static final String WRITTEN_BY = "written_by LowCardinality(String) DEFAULT ''";
 
+	/**
+	 * The version whose document a restore wrote again; 0 for every other change. A restore is
+	 * stored as a put that names it, so that the operation's type never changes.
+	 */
+	private static final String RESTORED_FROM = "restored_from UInt64 DEFAULT 0";
+
+	/** A row's operation as history and the feed tell it: a put that names a version is a restore. */
+	static final String OPERATION = "if(restored_from > 0, 'restore', toString(operation))";
+
 	/** Commit order of a changelog row: the first of a version's claims wins it. */
 	private static final String COMMIT_ORDER = "(_block_number, _block_offset)";
 
@@ -107,12 +118,16 @@ final class ChangelogTables {
 
 	static ClickHouseTable changelog(long segmentSeconds) {
 		return new ClickHouseTable("changelog",
-				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds)).replace("{writtenBy}", WRITTEN_BY),
-				List.of(WRITTEN_BY));
+				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds))
+					.replace("{writtenBy}", WRITTEN_BY)
+					.replace("{restoredFrom}", RESTORED_FROM),
+				List.of(WRITTEN_BY, RESTORED_FROM));
 	}
 
 	static ClickHouseTable state() {
-		return new ClickHouseTable("state", STATE_TABLE.replace("{writtenBy}", WRITTEN_BY), List.of(WRITTEN_BY));
+		return new ClickHouseTable("state",
+				STATE_TABLE.replace("{writtenBy}", WRITTEN_BY).replace("{restoredFrom}", RESTORED_FROM),
+				List.of(WRITTEN_BY, RESTORED_FROM));
 	}
 
 	static ClickHouseTable meta() {

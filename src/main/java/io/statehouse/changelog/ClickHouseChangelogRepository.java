@@ -87,8 +87,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	/** Writes rows of given claims into the state table (it keeps the highest version per id). */
 	private static final String FOLD_CLAIMED = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-			                     written_by)
-			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by
+			                     written_by, restored_from)
+			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+			       restored_from
 			FROM {changelog}
 			WHERE (state_id, version, claim_id) IN (:claims)""";
 
@@ -110,8 +111,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static final String APPEND = """
 			INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
-			                         idempotency_fingerprint, claim_id, parent, created, writer, written_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			                         idempotency_fingerprint, claim_id, parent, created, writer, written_by,
+			                         restored_from)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
 	 * What decides the claims of a batch: per version claimed, its claims in commit order; the
@@ -200,26 +202,26 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 */
 	private static final String VERSION = """
 			SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
-			       written_at AS updated_at, toString(operation) AS operation, 0 AS size_bytes, written_by,
+			       written_at AS updated_at, {operation} AS operation, restored_from, 0 AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id = :id AND version >= :version AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, toString(operation), 0, written_by,
-			       0, 0, 1, 1
+			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, {operation}, restored_from, 0,
+			       written_by, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
 	/** Every retained row of an id (no documents, their sizes) and its state row, as {@link #VERSION}. */
 	private static final String HISTORY = """
 			SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-			       toString(operation) AS operation, length(document) AS size_bytes, written_by,
+			       {operation} AS operation, restored_from, length(document) AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id = :id AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, toString(operation), length(document),
-			       written_by, 0, 0, 1, 1
+			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, {operation}, restored_from,
+			       length(document), written_by, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
@@ -233,7 +235,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * that cannot hold them are pruned first.
 	 */
 	private static final String CHANGES = """
-			SELECT state_id, version, claim_id, toString(operation) AS operation, length(document) AS size_bytes,
+			SELECT state_id, version, claim_id, {operation} AS operation, length(document) AS size_bytes,
 			       written_at, written_by, {position} AS row_position, _block_number AS row_block,
 			       _block_offset AS row_offset
 			FROM {changelog}
@@ -338,7 +340,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	private String sql(String template) {
-		return this.tail.sql(this.schema, this.segmentSeconds, template);
+		return this.tail.sql(this.schema, this.segmentSeconds, template.replace("{operation}", ChangelogTables.OPERATION));
 	}
 
 	/**
@@ -515,11 +517,10 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		for (VersionClaim claim : claims) {
 			Change change = claim.change();
 			Idempotency idempotency = claim.idempotency();
-			rows.add(new Object[] { claim.id(), claim.version(), change.operation().name().toLowerCase(Locale.ROOT),
-					change.document(), change.deleted(), change.fencing(),
-					(idempotency != null) ? idempotency.key() : "",
+			rows.add(new Object[] { claim.id(), claim.version(), change.operation().stored(), change.document(),
+					change.deleted(), change.fencing(), (idempotency != null) ? idempotency.key() : "",
 					(idempotency != null) ? idempotency.fingerprint() : "", claim.claimId(), claim.parent(),
-					claim.created(), this.writer, change.writtenBy() });
+					claim.created(), this.writer, change.writtenBy(), change.restoredFrom() });
 		}
 		this.jdbcTemplate.batchUpdate(this.append, rows);
 	}
@@ -685,7 +686,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		for (HistoryRow row : retained.rows()) {
 			if (retained.lineage().won(row.version(), row.claimId())) {
 				versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
-						row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy()));
+						row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy(),
+						(row.restoredFrom() > 0) ? row.restoredFrom() : null));
 			}
 		}
 		return versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList();
@@ -735,7 +737,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.query((rs, n) -> new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"),
 					rs.getString("body"), rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"),
 					uuid(rs, "parent"), Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
-					rs.getLong("size_bytes"), rs.getString("written_by"), rs.getLong("block_number"),
+					rs.getLong("restored_from"), rs.getLong("size_bytes"), rs.getString("written_by"),
+					rs.getLong("block_number"),
 					rs.getLong("block_offset"),
 					rs.getBoolean("materialized"), rs.getBoolean("held")))
 			.list();
@@ -782,8 +785,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * it may be the newest (the arbiter names it the winner of its version, or it is not newer than
 	 * the materialized version, where the lineage decides).
 	 */
-	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation, long sizeBytes,
-			String writtenBy, long block, long offset, boolean materialized, boolean held) implements Lineage.Link {
+	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation,
+			long restoredFrom, long sizeBytes, String writtenBy, long block, long offset, boolean materialized,
+			boolean held) implements Lineage.Link {
 
 		@Override
 		public long version() {

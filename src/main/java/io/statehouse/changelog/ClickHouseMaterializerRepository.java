@@ -60,11 +60,12 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 	 */
 	private static final String MATERIALIZE = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-			                     written_by)
-			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9
+			                     written_by, restored_from)
+			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10
 			FROM (
 			    SELECT state_id,
-			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by),
+			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
+			                   restored_from),
 			                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
 			    FROM {changelog}
 			    WHERE {range} AND {held}

@@ -14,7 +14,10 @@ import org.jspecify.annotations.Nullable;
  * @param sizeBytes the document's size ({@code 0} for a deletion)
  * @param writtenBy the name of the token that wrote it ({@code open} when the service ran open;
  * {@code null} if written before versions recorded it)
+ * @param restoredFrom for a restore, the version whose document it wrote again
  */
 public record VersionInfo(long version, Change.Operation operation, Instant updatedAt, long sizeBytes,
-		@Schema(types = { "string", "null" }) @Nullable String writtenBy) {
+		@Schema(types = { "string", "null" }) @Nullable String writtenBy,
+		@Schema(types = { "integer", "null" }, format = "int64",
+				description = "For a `RESTORE`: the version whose document it wrote again") @Nullable Long restoredFrom) {
 }

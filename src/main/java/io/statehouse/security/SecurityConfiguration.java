@@ -148,7 +148,8 @@ class SecurityConfiguration implements WebMvcConfigurer {
 			.requestMatchers(forced(pathPattern(HttpMethod.DELETE, "/locks/{id}")))
 			.access(onId(Scope.ADMIN))
 			.requestMatchers(pathPattern(HttpMethod.PUT, "/states/{id}"), pathPattern(HttpMethod.PATCH, "/states/{id}"),
-					pathPattern(HttpMethod.DELETE, "/states/{id}"), pathPattern(HttpMethod.POST, "/locks/{id}"),
+					pathPattern(HttpMethod.DELETE, "/states/{id}"), pathPattern(HttpMethod.POST, "/states/{id}/restore"),
+					pathPattern(HttpMethod.POST, "/locks/{id}"),
 					pathPattern(HttpMethod.PUT, "/locks/{id}"), pathPattern(HttpMethod.DELETE, "/locks/{id}"))
 			.access(onId(Scope.WRITE))
 			.anyRequest()

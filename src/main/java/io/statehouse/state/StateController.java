@@ -21,7 +21,6 @@ import io.statehouse.shared.Caller;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
-import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.shared.Page;
 import io.statehouse.state.WriteHeaders.WithoutIfNoneMatch;
 import io.swagger.v3.oas.annotations.Operation;
@@ -36,8 +35,10 @@ import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.security.SecurityRequirement;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -53,7 +54,9 @@ import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -86,7 +89,8 @@ class StateController {
 			+ "304 when the wait ends (404 if the state still does not exist). Answered with `Preference-Applied`.";
 
 	private static final String AS_OF_DOC = "The version that was the newest at this time (RFC 3339), while the "
-			+ "changelog retains it: 404 if the state did not exist then, 410 if its version then is no longer retained";
+			+ "changelog retains it: 404 if the state did not exist then, 410 if its version then is no longer "
+			+ "retained. With `version`: that version, 404 if it was written after this time";
 
 	private final StateService states;
 
@@ -169,13 +173,12 @@ class StateController {
 		return result;
 	}
 
-	/** The newest live version, or the one asked for by number or by time. */
+	/** The newest live version, or the one asked for by number, by time, or by both (that version, if written by then). */
 	private StoredState read(String id, @Nullable Long version, @Nullable Instant asOf) {
-		if (version != null && asOf != null) {
-			throw new InvalidRequestException("Give either 'version' or 'asOf', not both.");
+		if (version == null) {
+			return (asOf != null) ? this.states.get(id, asOf) : this.states.get(id);
 		}
-		return (version != null) ? this.states.get(id, version)
-				: (asOf != null) ? this.states.get(id, asOf) : this.states.get(id);
+		return (asOf != null) ? this.states.get(id, version, asOf) : this.states.get(id, version);
 	}
 
 	@GetMapping(path = "/{id}/versions", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -193,6 +196,9 @@ class StateController {
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
+	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
 	@WriteOperation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
@@ -206,6 +212,9 @@ class StateController {
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
+	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
 	@WriteOperation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
@@ -214,6 +223,22 @@ class StateController {
 	ResponseEntity<String> patch(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			InputStream body, WriteHeaders headers, Caller caller) throws IOException {
 		return written(this.states.patch(id, body, headers.conditions(), caller.name()));
+	}
+
+	@PostMapping(path = "/{id}/restore", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = MediaType.APPLICATION_JSON_VALUE)
+	@SecurityRequirement(name = "bearer", scopes = "write")
+	@WriteOperation(operationId = "restoreState", summary = "Restore a state to an earlier version",
+			description = "Writes the document of a retained earlier version again, as a new version that history "
+					+ "shows as `RESTORE` with `restoredFrom` and who wrote it. Conditions, `Lock-Token` and "
+					+ "`Idempotency-Key` work as on `PUT`; a state deleted since is created again (201).")
+	@ApiResponse(responseCode = "404", description = "No such state or version, or that version is a deletion",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "410", description = "That version is no longer retained", content = @Content(
+			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	ResponseEntity<String> restore(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
+			@Valid @RequestBody RestoreRequest request, WriteHeaders headers, Caller caller) {
+		return written(this.states.restore(id, request.version(), headers.conditions(), caller.name()));
 	}
 
 	@DeleteMapping("/{id}")
@@ -287,6 +312,15 @@ class StateController {
 	}
 
 	/**
+	 * What to restore.
+	 * @param version the earlier version whose document is written again
+	 */
+	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
+	record RestoreRequest(@Schema(description = "The earlier version whose document is written again",
+			requiredMode = Schema.RequiredMode.REQUIRED) @NotNull @Min(1) Long version) {
+	}
+
+	/**
 	 * One page of a listing.
 	 * @param items the states
 	 * @param nextCursor pass it as {@code cursor} for the next page; {@code null} on the last
@@ -340,9 +374,6 @@ class StateController {
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "409", description = "The Lock-Token does not hold the lock, or a newer lease wrote",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
-			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "422", description = "The `Idempotency-Key` was used for a different request",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@interface WriteOperation {

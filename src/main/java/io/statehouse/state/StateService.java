@@ -106,6 +106,20 @@ class StateService {
 		return get(id, then.version());
 	}
 
+	/**
+	 * A given version as it was known at {@code asOf}: as {@link #get(String, long)}, if it had been
+	 * written by then.
+	 * @throws StateNotFoundException also when the version was written after {@code asOf}
+	 */
+	StoredState get(String id, long version, Instant asOf) {
+		StoredState state = get(id, version);
+		if (state.updatedAt().isAfter(asOf)) {
+			throw StateNotFoundException.asOf(id, asOf, "version " + version + " was written later, at "
+					+ state.updatedAt());
+		}
+		return state;
+	}
+
 	/** The versions the changelog retains (and the newest, always), oldest first. */
 	List<VersionInfo> history(String id) {
 		List<VersionInfo> versions = this.store.history(id);
@@ -137,6 +151,30 @@ class StateService {
 				String base = StoredState.isLive(current) ? current.document() : "{}";
 				return Change.patch(this.documents.mergePatch(base, patch), fencing, writtenBy);
 			}, idempotency, patch.length()));
+		});
+	}
+
+	/**
+	 * Writes an earlier version's document again, as a new version that names it (a restore), as
+	 * {@code writtenBy}; the conditions, lease and idempotency of any write apply.
+	 * @throws StateNotFoundException for an unknown id, a version never written or a deletion
+	 * @throws VersionGoneException for a version that truncation removed
+	 */
+	Committed restore(String id, long version, WriteConditions conditions, String writtenBy) {
+		return this.metrics.write(Write.RESTORE, () -> {
+			// A retry with the key is answered before the version is looked for: it may be gone since.
+			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.RESTORE, Long.toString(version));
+			if (idempotency != null) {
+				Optional<Committed> replay = this.store.replay(id, idempotency);
+				if (replay.isPresent()) {
+					return replay.get();
+				}
+			}
+			StoredState earlier = get(id, version);
+			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
+				check(id, current, conditions, fencing);
+				return Change.restore(earlier, fencing, writtenBy);
+			}, idempotency, earlier.document().length()));
 		});
 	}
 

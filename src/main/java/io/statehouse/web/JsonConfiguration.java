@@ -1,6 +1,7 @@
 package io.statehouse.web;
 
 import java.math.BigDecimal;
+import java.util.function.Function;
 
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
@@ -27,8 +28,10 @@ class JsonConfiguration {
 	@Bean
 	JsonMapperBuilderCustomizer jsonTypesAsDescribed() {
 		SimpleModule wholeNumbers = new SimpleModule("whole-numbers");
-		wholeNumbers.addDeserializer(Integer.class, new WholeNumberDeserializer(Integer.class));
-		wholeNumbers.addDeserializer(Integer.TYPE, new WholeNumberDeserializer(Integer.TYPE));
+		wholeNumbers.addDeserializer(Integer.class, new WholeNumberDeserializer<>(Integer.class, BigDecimal::intValueExact, 32));
+		wholeNumbers.addDeserializer(Integer.TYPE, new WholeNumberDeserializer<>(Integer.TYPE, BigDecimal::intValueExact, 32));
+		wholeNumbers.addDeserializer(Long.class, new WholeNumberDeserializer<>(Long.class, BigDecimal::longValueExact, 64));
+		wholeNumbers.addDeserializer(Long.TYPE, new WholeNumberDeserializer<>(Long.TYPE, BigDecimal::longValueExact, 64));
 		return (builder) -> builder.addModule(wholeNumbers)
 			.withCoercionConfig(LogicalType.Textual,
 					(text) -> text.setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail)
@@ -36,26 +39,36 @@ class JsonConfiguration {
 						.setCoercion(CoercionInputShape.Float, CoercionAction.Fail));
 	}
 
-	/** An {@code int} from a JSON number with no fractional part, in range. */
-	private static final class WholeNumberDeserializer extends StdDeserializer<Integer> {
+	/** A whole number of some bits from a JSON number with no fractional part, in range. */
+	private static final class WholeNumberDeserializer<T> extends StdDeserializer<T> {
 
-		WholeNumberDeserializer(Class<?> type) {
+		private final Class<T> type;
+
+		private final Function<BigDecimal, T> exact;
+
+		private final int bits;
+
+		WholeNumberDeserializer(Class<T> type, Function<BigDecimal, T> exact, int bits) {
 			super(type);
+			this.type = type;
+			this.exact = exact;
+			this.bits = bits;
 		}
 
 		@Override
-		public Integer deserialize(JsonParser parser, DeserializationContext context) {
+		@SuppressWarnings("unchecked")
+		public T deserialize(JsonParser parser, DeserializationContext context) {
 			if (parser.hasToken(JsonToken.VALUE_NUMBER_INT) || parser.hasToken(JsonToken.VALUE_NUMBER_FLOAT)) {
 				BigDecimal number = parser.getDecimalValue();
 				try {
-					return number.intValueExact();
+					return this.exact.apply(number);
 				}
 				catch (ArithmeticException ex) {
-					return (Integer) context.handleWeirdNumberValue(Integer.class, number,
-							"not a whole number of 32 bits");
+					return (T) context.handleWeirdNumberValue(this.type, number,
+							"not a whole number of " + this.bits + " bits");
 				}
 			}
-			return (Integer) context.handleUnexpectedToken(Integer.class, parser);
+			return (T) context.handleUnexpectedToken(this.type, parser);
 		}
 
 	}

@@ -102,6 +102,26 @@ class TruncationTests {
 		assertThat(this.client.get("/states/" + id).version()).isEqualTo(4);
 		assertThat(this.client.put("/states/" + id, "{\"v\":5}").version()).isEqualTo(5);
 		assertThat(this.client.get("/states/trunc:never/versions").status()).isEqualTo(404);
+
+		// A restore of a version truncated away is gone; one of a retained version, once materialized
+		// and truncated below, is still told as a restore by the state table.
+		Response restoreGone = restore(id, 1);
+		assertThat(restoreGone.status()).isEqualTo(410);
+		assertThat(restoreGone.json().get("type").asString()).isEqualTo("urn:statehouse:problem:version-gone");
+		assertThat(restore(id, 4).version()).isEqualTo(6);
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+			this.materializer.run();
+			assertThat(this.client.versions(id)).containsExactly(6L);
+		});
+		JsonNode restored = this.client.get("/states/" + id + "/versions").json().get(0);
+		assertThat(restored.get("operation").asString()).isEqualTo("RESTORE");
+		assertThat(restored.get("restoredFrom").asLong()).isEqualTo(4);
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"v\":4}");
+	}
+
+	private Response restore(String id, long version) {
+		return this.client.send("POST", "/states/" + id + "/restore", "application/json",
+				("{\"version\":" + version + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
 	}
 
 	@Test

@@ -107,6 +107,8 @@ class TokenSecurityTests {
 						"/states/dev:sec-existing", 201),
 				new Operation("patch state", "PATCH", "/states/prod:sec-existing", "{\"b\":2}", PROD_WRITER, READER,
 						"/states/dev:sec-existing", 200),
+				new Operation("restore state", "POST", "/states/prod:sec-existing/restore", "{\"version\":1}",
+						PROD_WRITER, READER, "/states/dev:sec-existing/restore", 200),
 				new Operation("delete state", "DELETE", "/states/prod:sec-doomed", null, PROD_WRITER, READER,
 						"/states/dev:sec-existing", 204),
 				new Operation("clear by glob", "DELETE", "/states?match=prod:sec-none*", null, PROD_ADMIN, PROD_WRITER,

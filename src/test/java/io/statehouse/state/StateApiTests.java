@@ -117,7 +117,10 @@ class StateApiTests {
 		String offset = writtenAt.get(1).atOffset(java.time.ZoneOffset.ofHours(2)).toString();
 		assertThat(this.client.get("/states/" + id + "?asOf=" + offset.replace("+", "%2B")).version()).isEqualTo(2);
 
-		for (String wrong : List.of("asOf=yesterday", "asOf=2026-13-01T00:00:00Z", "asOf=" + writtenAt.get(0) + "&version=1")) {
+		// With a version: that version, if it was written by then.
+		assertThat(this.client.get("/states/" + id + "?version=1&asOf=" + writtenAt.get(1)).version()).isEqualTo(1);
+		assertThat(this.client.get("/states/" + id + "?version=2&asOf=" + writtenAt.get(0)).status()).isEqualTo(404);
+		for (String wrong : List.of("asOf=yesterday", "asOf=2026-13-01T00:00:00Z", "asOf=&version=x")) {
 			Response refused = this.client.get("/states/" + id + "?" + wrong);
 			assertThat(refused.status()).as(wrong).isEqualTo(400);
 			assertThat(refused.header("Content-Type")).as(wrong).hasValue("application/problem+json");
@@ -127,6 +130,66 @@ class StateApiTests {
 		Response prefer = this.client.get("/states/" + id + "?asOf=" + writtenAt.get(0), "Prefer", "wait=5",
 				"If-None-Match", "\"1\"");
 		assertThat(prefer.status()).isEqualTo(304);
+	}
+
+	@Test
+	void restoreWritesAnEarlierVersionsDocumentAgainAsANewVersionThatHistoryNames() {
+		String id = "api:restore";
+		String path = "/states/" + id;
+		this.client.put(path, "{\"a\":1}");
+		this.client.put(path, "{\"a\":2}");
+		Response restored = restore(id, "{\"version\":1}");
+		assertThat(restored.status()).isEqualTo(200);
+		assertThat(restored.version()).isEqualTo(3);
+		assertThat(restored.body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get(path).body()).isEqualTo("{\"a\":1}");
+		JsonNode third = this.client.get(path + "/versions").json().get(2);
+		assertThat(third.get("operation").asString()).isEqualTo("RESTORE");
+		assertThat(third.get("restoredFrom").asLong()).isEqualTo(1);
+		assertThat(third.get("writtenBy").asString()).isEqualTo("open");
+		assertThat(this.client.get(path + "/versions").json().get(1).get("restoredFrom").isNull()).isTrue();
+
+		// Refused, and nothing written: a failed condition, versions that hold no document, bad bodies.
+		assertThat(restore(id, "{\"version\":2}", "If-Match", "\"2\"").status()).isEqualTo(412);
+		assertThat(restore(id, "{\"version\":9}").status()).isEqualTo(404);
+		assertThat(restore("api:restore-never-written", "{\"version\":1}").status()).isEqualTo(404);
+		for (String body : List.of("{}", "{\"version\":0}", "{\"version\":\"one\"}", "{\"version\":1.5}", "not json")) {
+			Response refused = restore(id, body);
+			assertThat(refused.status()).as(body).isEqualTo(400);
+			assertThat(refused.header("Content-Type")).as(body).hasValue("application/problem+json");
+		}
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L);
+
+		// Once: a retry with the key is answered as the first; the key with another version is refused.
+		// 2.0 is the integer 2, as JSON Schema reads it.
+		Response once = restore(id, "{\"version\":2.0}", "Idempotency-Key", "restore-once");
+		Response again = restore(id, "{\"version\":2}", "Idempotency-Key", "restore-once");
+		assertThat(once.version()).isEqualTo(4);
+		assertThat(again.version()).isEqualTo(4);
+		assertThat(again.header("Idempotent-Replayed")).hasValue("true");
+		assertThat(restore(id, "{\"version\":1}", "Idempotency-Key", "restore-once").status()).isEqualTo(422);
+
+		// A deletion is not a document to restore; a state deleted since is created again.
+		this.client.delete(path);
+		assertThat(restore(id, "{\"version\":5}").status()).isEqualTo(404);
+		Response recreated = restore(id, "{\"version\":2}");
+		assertThat(recreated.status()).isEqualTo(201);
+		assertThat(recreated.version()).isEqualTo(6);
+		assertThat(this.client.get(path).body()).isEqualTo("{\"a\":2}");
+
+		// Under a lease: with the holder's token only.
+		Response lease = this.client.acquire(id, "restorer", 60, 0);
+		assertThat(restore(id, "{\"version\":1}", "Lock-Token", "00000000-0000-0000-0000-000000000000").status())
+			.isEqualTo(409);
+		Response held = restore(id, "{\"version\":1}", "Lock-Token", lease.token());
+		assertThat(held.status()).isEqualTo(200);
+		assertThat(this.client.get(path).body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", lease.token()).status()).isEqualTo(204);
+	}
+
+	private Response restore(String id, String body, String... headers) {
+		return this.client.send("POST", "/states/" + id + "/restore", "application/json",
+				body.getBytes(java.nio.charset.StandardCharsets.UTF_8), headers);
 	}
 
 	private void assertAsOf(String id, Instant asOf, int status, long version, String document) {

@@ -156,7 +156,7 @@ class HostileTrafficTests {
 		String method;
 		String path;
 		boolean write = true;
-		switch (this.random.nextInt(13)) {
+		switch (this.random.nextInt(14)) {
 			case 0 -> {
 				method = "GET";
 				path = "/states/" + segment + (maybe() ? "?version=" + pick(VERSIONS) : "");
@@ -217,6 +217,12 @@ class HostileTrafficTests {
 						"", "%FF")) : "");
 				headers.add("Lock-Token: " + lockToken());
 			}
+			case 12 -> {
+				method = "POST";
+				path = "/states/" + segment + "/restore";
+				body = bodyBytes(maybe() ? "{\"version\":" + pick(VERSIONS) + "}" : pick(BODIES));
+				contentType(headers, "application/json");
+			}
 			default -> {
 				method = pick(List.of("GET", "GET", "TRACE", "OPTIONS", "POST", "PROPFIND"));
 				path = pick(List.of("/locks/" + segment, "/locks?" + listingQuery(), "/states/" + segment + "/versions/x",
@@ -224,7 +230,7 @@ class HostileTrafficTests {
 				write = !method.equals("GET") && !method.equals("OPTIONS");
 			}
 		}
-		if (method.equals("PUT") || method.equals("PATCH") || method.equals("DELETE")) {
+		if (method.equals("PUT") || method.equals("PATCH") || method.equals("DELETE") || path.endsWith("/restore")) {
 			conditions(headers);
 		}
 		if (maybe()) {
