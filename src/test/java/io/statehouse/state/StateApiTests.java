@@ -187,6 +187,41 @@ class StateApiTests {
 		assertThat(this.client.delete("/locks/" + id, "Lock-Token", lease.token()).status()).isEqualTo(204);
 	}
 
+	/**
+	 * Restores racing writes of one id: each is one version among theirs, and every version is
+	 * what it says — a restore's document is the document of the version it names.
+	 */
+	@Test
+	void restoresRacingWritesAreEachOneVersionWithTheDocumentOfTheVersionTheyName() throws Exception {
+		String id = "api:restore-race";
+		String path = "/states/" + id;
+		this.client.put(path, "{\"origin\":true}");
+		List<List<Integer>> statuses = Race.run(6, (contender) -> {
+			List<Integer> answered = new ArrayList<>();
+			for (int n = 0; n < 6; n++) {
+				answered.add((contender < 4) ? this.client.put(path, "{\"writer\":" + contender + ",\"n\":" + n + "}").status()
+						: restore(id, "{\"version\":" + (1 + n % 2) + "}").status());
+			}
+			return answered;
+		});
+		assertThat(statuses).allSatisfy((answered) -> assertThat(answered).containsOnly(200));
+		JsonNode history = this.client.get(path + "/versions").json();
+		assertThat(history.size()).isEqualTo(1 + 36);
+		int restores = 0;
+		for (JsonNode version : history) {
+			String body = this.client.get(path + "?version=" + version.get("version").asLong()).body();
+			if (version.get("operation").asString().equals("RESTORE")) {
+				restores++;
+				long from = version.get("restoredFrom").asLong();
+				assertThat(body).isEqualTo(this.client.get(path + "?version=" + from).body());
+			}
+			else {
+				assertThat(version.get("restoredFrom").isNull()).isTrue();
+			}
+		}
+		assertThat(restores).isEqualTo(12);
+	}
+
 	private Response restore(String id, String body, String... headers) {
 		return this.client.send("POST", "/states/" + id + "/restore", "application/json",
 				body.getBytes(java.nio.charset.StandardCharsets.UTF_8), headers);
