@@ -147,9 +147,11 @@ class SecurityConfiguration implements WebMvcConfigurer {
 			.access(scope(Scope.ADMIN))
 			.requestMatchers(forced(pathPattern(HttpMethod.DELETE, "/locks/{id}")))
 			.access(onId(Scope.ADMIN))
+			// A restore answers an earlier document: it writes, and reads history.
+			.requestMatchers(pathPattern(HttpMethod.POST, "/states/{id}/restore"))
+			.access(AuthorizationManagers.allOf(onId(Scope.WRITE), scope(Scope.READ)))
 			.requestMatchers(pathPattern(HttpMethod.PUT, "/states/{id}"), pathPattern(HttpMethod.PATCH, "/states/{id}"),
-					pathPattern(HttpMethod.DELETE, "/states/{id}"), pathPattern(HttpMethod.POST, "/states/{id}/restore"),
-					pathPattern(HttpMethod.POST, "/locks/{id}"),
+					pathPattern(HttpMethod.DELETE, "/states/{id}"), pathPattern(HttpMethod.POST, "/locks/{id}"),
 					pathPattern(HttpMethod.PUT, "/locks/{id}"), pathPattern(HttpMethod.DELETE, "/locks/{id}"))
 			.access(onId(Scope.WRITE))
 			.anyRequest()

@@ -39,7 +39,7 @@ class StateMetrics {
 					+ "written, replayed (an idempotent retry), or the problem that refused it")
 			.withRegistry(meters);
 		this.documentSizes = DistributionSummary.builder("statehouse.state.document.size")
-			.description("Size of the documents PUT and PATCH wrote (a PATCH's: the merged document), UTF-8")
+			.description("Size of the documents PUT, PATCH and restore wrote (a PATCH's: the merged document), UTF-8")
 			.baseUnit("bytes")
 			.register(meters);
 	}

@@ -86,11 +86,16 @@ class StateService {
 	 */
 	StoredState get(String id, Instant asOf) {
 		List<VersionInfo> versions = history(id);
+		// Oldest first; a version existed at asOf only if it and every one before it had been
+		// written by then (a clock that stepped back must not date a version before its parent).
 		VersionInfo then = null;
+		Instant latest = Instant.MIN;
 		for (VersionInfo version : versions) {
-			if (!version.updatedAt().isAfter(asOf) && (then == null || version.version() > then.version())) {
-				then = version;
+			latest = version.updatedAt().isAfter(latest) ? version.updatedAt() : latest;
+			if (latest.isAfter(asOf)) {
+				break;
 			}
+			then = version;
 		}
 		VersionInfo oldest = versions.get(0);
 		if (then == null) {
@@ -162,15 +167,18 @@ class StateService {
 	 */
 	Committed restore(String id, long version, WriteConditions conditions, String writtenBy) {
 		return this.metrics.write(Write.RESTORE, () -> {
-			// A retry with the key is answered before the version is looked for: it may be gone since.
 			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.RESTORE, Long.toString(version));
-			if (idempotency != null) {
-				Optional<Committed> replay = this.store.replay(id, idempotency);
-				if (replay.isPresent()) {
-					return replay.get();
-				}
+			StoredState earlier;
+			try {
+				earlier = get(id, version);
 			}
-			StoredState earlier = get(id, version);
+			catch (StateNotFoundException | VersionGoneException ex) {
+				// A retry of a restore that was written is answered as the first, though its version is gone since.
+				if (idempotency != null) {
+					return this.store.replay(id, idempotency).orElseThrow(() -> ex);
+				}
+				throw ex;
+			}
 			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
 				check(id, current, conditions, fencing);
 				return Change.restore(earlier, fencing, writtenBy);

@@ -47,6 +47,8 @@ class TokenSecurityTests {
 
 	static final String METRICS = "sth_metrics-secret-0123456789abcdefghijklmnopqrstu";
 
+	static final String PROD_WRITE_ONLY = "sth_prod-write-only-0123456789abcdefghijklmnopq";
+
 	static final String UNKNOWN = "sth_unknown-secret-0123456789abcdefghijklmnopqrstu";
 
 	@DynamicPropertySource
@@ -56,6 +58,7 @@ class TokenSecurityTests {
 		token(registry, 2, "prod-admin", PROD_ADMIN, "read,admin", "prod:*,shared:?");
 		token(registry, 3, "root", ROOT, "read,admin", "*");
 		token(registry, 4, "metrics", METRICS, "metrics", "*");
+		token(registry, 5, "prod-write-only", PROD_WRITE_ONLY, "write", "prod:*");
 	}
 
 	private static void token(DynamicPropertyRegistry registry, int index, String name, String secret, String scopes,
@@ -109,6 +112,9 @@ class TokenSecurityTests {
 						"/states/dev:sec-existing", 200),
 				new Operation("restore state", "POST", "/states/prod:sec-existing/restore", "{\"version\":1}",
 						PROD_WRITER, READER, "/states/dev:sec-existing/restore", 200),
+				// It answers an earlier document: writing alone does not let a token read history.
+				new Operation("restore state without read", "POST", "/states/prod:sec-existing/restore",
+						"{\"version\":1}", PROD_WRITER, PROD_WRITE_ONLY, "/states/dev:sec-existing/restore", 200),
 				new Operation("delete state", "DELETE", "/states/prod:sec-doomed", null, PROD_WRITER, READER,
 						"/states/dev:sec-existing", 204),
 				new Operation("clear by glob", "DELETE", "/states?match=prod:sec-none*", null, PROD_ADMIN, PROD_WRITER,
@@ -292,7 +298,7 @@ class TokenSecurityTests {
 		assertThat(anonymous.json().has("components")).isFalse();
 		Response authenticated = call(METRICS, "GET", "/actuator/health", null);
 		assertThat(authenticated.json().at("/components/security/details/mode").asString()).isEqualTo("tokens");
-		assertThat(authenticated.json().at("/components/security/details/tokens").asInt()).isEqualTo(5);
+		assertThat(authenticated.json().at("/components/security/details/tokens").asInt()).isEqualTo(6);
 	}
 
 	@Test
