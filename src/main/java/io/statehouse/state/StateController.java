@@ -125,8 +125,7 @@ class StateController {
 	@ApiResponse(responseCode = "404", description = "No such state or version (or none at that time)", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@ApiResponse(responseCode = "410", description = "That version (or the state at that time) is no longer retained",
-			content = @Content(
-			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
 			@Parameter(description = AS_OF_DOC, example = "2026-12-01T00:00:00Z") @RequestParam(required = false)
@@ -196,9 +195,7 @@ class StateController {
 	@PutMapping(path = "/{id}", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
-			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
+	@TakesADocument
 	@WriteOperation(operationId = "putState", summary = "Replace a state document",
 			description = "Any JSON object (Meltano's `{\"completed\": ..., \"partial\": ...}` is the usual shape). "
 					+ "Conditional with `If-Match: \"<version>\"` or `If-None-Match: *`; an `Idempotency-Key` "
@@ -212,9 +209,7 @@ class StateController {
 
 	@PatchMapping(path = "/{id}", consumes = MERGE_PATCH_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
 	@SecurityRequirement(name = "bearer", scopes = "write")
-	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
-			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
-					schema = @Schema(ref = "Problem")))
+	@TakesADocument
 	@WriteOperation(operationId = "patchState", summary = "Merge-patch a state document",
 			description = "A JSON merge patch (RFC 7396), applied on the server against the newest version, "
 					+ "so concurrent patches of different keys all survive. Creates from `{}` if absent.")
@@ -227,7 +222,7 @@ class StateController {
 
 	@PostMapping(path = "/{id}/restore", consumes = MediaType.APPLICATION_JSON_VALUE,
 			produces = MediaType.APPLICATION_JSON_VALUE)
-	@SecurityRequirement(name = "bearer", scopes = "write")
+	@SecurityRequirement(name = "bearer", scopes = { "read", "write" })
 	@WriteOperation(operationId = "restoreState", summary = "Restore a state to an earlier version",
 			description = "Writes the document of a retained earlier version again, as a new version that history "
 					+ "shows as `RESTORE` with `restoredFrom` and who wrote it. Conditions, `Lock-Token` and "
@@ -389,6 +384,16 @@ class StateController {
 		/** As {@link Operation#description()}. */
 		@AliasFor(annotation = Operation.class)
 		String description();
+
+	}
+
+	/** A write whose body is a document (PUT, PATCH): it may be too large. */
+	@Target(ElementType.METHOD)
+	@Retention(RetentionPolicy.RUNTIME)
+	@ApiResponse(responseCode = "413", description = "The body, or the document a patch would make, is larger than "
+			+ "`statehouse.state.max-document-size`", content = @Content(mediaType = "application/problem+json",
+					schema = @Schema(ref = "Problem")))
+	@interface TakesADocument {
 
 	}
 

@@ -42,15 +42,12 @@ class JsonConfiguration {
 	/** A whole number of some bits from a JSON number with no fractional part, in range. */
 	private static final class WholeNumberDeserializer<T> extends StdDeserializer<T> {
 
-		private final Class<T> type;
-
 		private final Function<BigDecimal, T> exact;
 
 		private final int bits;
 
 		WholeNumberDeserializer(Class<T> type, Function<BigDecimal, T> exact, int bits) {
 			super(type);
-			this.type = type;
 			this.exact = exact;
 			this.bits = bits;
 		}
@@ -64,11 +61,11 @@ class JsonConfiguration {
 					return this.exact.apply(number);
 				}
 				catch (ArithmeticException ex) {
-					return (T) context.handleWeirdNumberValue(this.type, number,
+					return (T) context.handleWeirdNumberValue(handledType(), number,
 							"not a whole number of " + this.bits + " bits");
 				}
 			}
-			return (T) context.handleUnexpectedToken(this.type, parser);
+			return (T) context.handleUnexpectedToken(handledType(), parser);
 		}
 
 	}
