@@ -353,7 +353,7 @@ FROM (
       AND arrayExists(p -> state_id LIKE p, [:visible])
 )
 GROUP BY state_id
-HAVING NOT is_deleted
+HAVING NOT is_deleted OR :withDeleted
 ORDER BY state_id
 LIMIT :limit
 ;

@@ -394,7 +394,7 @@ AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp
       AND arrayExists(p -> state_id LIKE p, [:visible])
 )
 GROUP BY state_id
-HAVING NOT is_deleted
+HAVING NOT is_deleted OR :withDeleted
 ORDER BY state_id
 LIMIT :limit
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;

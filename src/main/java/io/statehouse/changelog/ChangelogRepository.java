@@ -61,6 +61,13 @@ interface ChangelogRepository {
 			long fromPosition);
 
 	/**
+	 * As {@link #list}, with the ids whose newest version deletes them (as far as the changelog
+	 * and the state table still know them); no prefix.
+	 */
+	List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after, int limit,
+			long fromPosition);
+
+	/**
 	 * Every claim committed after a cursor, winners and losers alike, in feed order (by write
 	 * time, only those written a claim window ago: decided).
 	 * @param limit at most this many

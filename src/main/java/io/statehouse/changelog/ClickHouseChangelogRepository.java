@@ -29,6 +29,8 @@ import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.core.retry.RetryTemplate;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -161,7 +163,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			      AND arrayExists(p -> state_id LIKE p, [:visible])
 			)
 			GROUP BY state_id
-			HAVING NOT is_deleted
+			HAVING NOT is_deleted OR :withDeleted
 			ORDER BY state_id
 			LIMIT :limit""";
 
@@ -246,10 +248,14 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static final String FLOOR = "SELECT {floor}";
 
-	/** How long a read waits for a decided row to reach this replica. */
-	private static final Duration REPLICA_PATIENCE = Duration.ofSeconds(5);
-
-	private static final Duration REPLICA_PAUSE = Duration.ofMillis(50);
+	/** A read waits up to 5 s for a decided row to reach this replica, looking again every 50 ms. */
+	private static final RetryTemplate REPLICA_BEHIND = new RetryTemplate(RetryPolicy.builder()
+		.includes(ReplicaBehindException.class)
+		.maxRetries(Long.MAX_VALUE)
+		.delay(Duration.ofMillis(50))
+		.multiplier(1)
+		.timeout(Duration.ofSeconds(5))
+		.build());
 
 	private final JdbcClient jdbc;
 
@@ -353,7 +359,6 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 */
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
-		long deadline = System.nanoTime() + REPLICA_PATIENCE.toNanos();
 		Map<String, Head> newest;
 		try {
 			newest = newestHere(ids, fromPosition);
@@ -364,6 +369,20 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			// answer holds the read up once, not twice.
 			return materialized(ids, fromPosition, ex);
 		}
+		try {
+			return withDecided(ids, newest);
+		}
+		catch (ReplicaBehindException behind) {
+			return REPLICA_BEHIND.invoke(() -> withDecided(ids, newestHere(ids, fromPosition)));
+		}
+	}
+
+	/**
+	 * {@code newest} with the versions the arbiter recorded beyond it: rows whose claims were
+	 * recorded late are folded and answered.
+	 * @throws ReplicaBehindException when a recorded version's row is not on this replica yet
+	 */
+	private Map<String, Head> withDecided(Collection<String> ids, Map<String, Head> newest) {
 		while (true) {
 			List<ClaimKey> next = ids.stream()
 				.map((id) -> new ClaimKey(id, (newest.containsKey(id)) ? newest.get(id).state().version() + 1 : 1))
@@ -384,24 +403,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				return newest;
 			}
 			Map<String, Head> recordedLate = rows(ahead);
-			if (!recordedLate.isEmpty()) {
-				// The materializer's cut passed these rows before their claims were recorded: fold
-				// them here, so that they stay readable once the tail moves on and truncation comes.
-				this.jdbc.sql(this.foldClaimed).param("claims", triples(ahead)).update();
-				newest.putAll(recordedLate);
-				continue;
-			}
-			if (System.nanoTime() > deadline) {
+			if (recordedLate.isEmpty()) {
 				throw new ReplicaBehindException(ahead.size());
 			}
-			try {
-				Thread.sleep(REPLICA_PAUSE.toMillis());
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new ReplicaBehindException(ahead.size());
-			}
-			newest.putAll(newestHere(ids, fromPosition));
+			// The materializer's cut passed these rows before their claims were recorded: fold
+			// them here, so that they stay readable once the tail moves on and truncation comes.
+			this.jdbc.sql(this.foldClaimed).param("claims", triples(ahead)).update();
+			newest.putAll(recordedLate);
 		}
 	}
 
@@ -629,23 +637,32 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	public List<StateSummary> list(String prefix, String likePattern, List<String> visible, @Nullable String after,
 			int limit, long fromPosition) {
 		try {
-			return list(this.list, null, prefix, likePattern, visible, after, limit, fromPosition);
+			return list(this.list, null, prefix, likePattern, visible, after, limit, fromPosition, false);
 		}
 		catch (DataAccessException ex) {
 			// As newest: without the arbiter, every tail row counts, and a page with an id whose
 			// tail holds a version newer than its materialized one waits for the arbiter.
 			requireArbiterOnly(ex);
-			return list(this.listMaterialized, ex, prefix, likePattern, visible, after, limit, fromPosition);
+			return list(this.listMaterialized, ex, prefix, likePattern, visible, after, limit, fromPosition, false);
 		}
+	}
+
+	@Override
+	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
+			int limit, long fromPosition) {
+		return list(this.list, null, "", likePattern, visible, after, limit, fromPosition, true);
 	}
 
 	/**
 	 * A page of a listing.
 	 * @param failure the arbiter's, for a listing without it: thrown for an id it must decide
+	 * @param withDeleted whether ids whose newest version deletes them are listed too
 	 */
 	private List<StateSummary> list(String sql, @Nullable DataAccessException failure, String prefix,
-			String likePattern, List<String> visible, @Nullable String after, int limit, long fromPosition) {
+			String likePattern, List<String> visible, @Nullable String after, int limit, long fromPosition,
+			boolean withDeleted) {
 		return this.jdbc.sql(sql)
+			.param("withDeleted", withDeleted)
 			.param("prefix", prefix)
 			.param("pattern", likePattern)
 			.param("visible", visible)

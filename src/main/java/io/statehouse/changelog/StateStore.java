@@ -46,6 +46,15 @@ public class StateStore {
 		return this.repository.list(prefix, likePattern, visible, after, limit, this.tail.position());
 	}
 
+	/**
+	 * Ids like the pattern and one of the visible patterns, in id order after {@code after}, whether
+	 * their newest version is a document or a deletion.
+	 */
+	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
+			int limit) {
+		return this.repository.listWithDeleted(likePattern, visible, after, limit, this.tail.position());
+	}
+
 	/** See {@link ChangelogWriter#write}. */
 	public Committed write(String id, StateMutation mutation, @Nullable Idempotency idempotency, int sizeBytes) {
 		return this.writer.write(id, mutation, idempotency, sizeBytes);

@@ -218,6 +218,11 @@ public class LockService {
 		this.waiters.wake(id);
 	}
 
+	/** Whether a live lease holds the id now. */
+	public boolean isHeld(String id) {
+		return this.repository.read(id).holder() != null;
+	}
+
 	/** The live lease on an id, and how many wait for it. */
 	LockStatus get(String id) {
 		LockRecord holder = this.repository.read(id).holder();

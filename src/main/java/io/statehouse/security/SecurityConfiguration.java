@@ -143,7 +143,7 @@ class SecurityConfiguration implements WebMvcConfigurer {
 			.permitAll()
 			.requestMatchers("/actuator/prometheus", "/actuator/metrics", "/actuator/metrics/**")
 			.access(scope(Scope.METRICS))
-			.requestMatchers(pathPattern(HttpMethod.DELETE, "/states"))
+			.requestMatchers(pathPattern(HttpMethod.DELETE, "/states"), pathPattern(HttpMethod.POST, "/states:restore"))
 			.access(scope(Scope.ADMIN))
 			.requestMatchers(forced(pathPattern(HttpMethod.DELETE, "/locks/{id}")))
 			.access(onId(Scope.ADMIN))

@@ -13,7 +13,7 @@ class StateProblemKinds implements ProblemKinds {
 	@Override
 	public Set<String> kinds() {
 		return Set.of(InvalidDocumentException.KIND, DocumentTooLargeException.KIND, StateNotFoundException.KIND,
-				VersionGoneException.KIND, PreconditionFailedException.KIND);
+				VersionGoneException.KIND, PreconditionFailedException.KIND, LeasesHeldException.KIND);
 	}
 
 }

@@ -85,26 +85,16 @@ class StateService {
 	 * @throws VersionGoneException when the version it had then is no longer retained
 	 */
 	StoredState get(String id, Instant asOf) {
-		List<VersionInfo> versions = history(id);
-		// Oldest first; a version existed at asOf only if it and every one before it had been
-		// written by then (a clock that stepped back must not date a version before its parent).
-		VersionInfo then = null;
-		Instant latest = Instant.MIN;
-		for (VersionInfo version : versions) {
-			latest = version.updatedAt().isAfter(latest) ? version.updatedAt() : latest;
-			if (latest.isAfter(asOf)) {
-				break;
-			}
-			then = version;
-		}
-		VersionInfo oldest = versions.get(0);
+		PointInTime pointInTime = PointInTime.of(history(id), asOf);
+		VersionInfo then = pointInTime.then();
 		if (then == null) {
-			if (oldest.version() > 1) {
-				throw VersionGoneException.asOf(id, asOf, oldest);
+			if (pointInTime.gone()) {
+				throw VersionGoneException.asOf(id, asOf, pointInTime.oldest());
 			}
-			throw StateNotFoundException.asOf(id, asOf, "its first version was written at " + oldest.updatedAt());
+			throw StateNotFoundException.asOf(id, asOf,
+					"its first version was written at " + pointInTime.oldest().updatedAt());
 		}
-		if (then.operation() == Operation.DELETE) {
+		if (!pointInTime.existed()) {
 			throw StateNotFoundException.asOf(id, asOf, "version " + then.version() + ", written at "
 					+ then.updatedAt() + ", deleted it");
 		}

@@ -1,6 +1,7 @@
 package io.statehouse.state;
 
 import java.time.Instant;
+import java.util.List;
 
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.shared.ProblemException;
@@ -19,6 +20,13 @@ class VersionGoneException extends ProblemException {
 
 	private VersionGoneException(String detail) {
 		super(HttpStatus.GONE, KIND, detail);
+	}
+
+	/** States matching a restore whose versions at {@code asOf} are gone. */
+	static VersionGoneException asOf(Instant asOf, List<String> ids) {
+		return new VersionGoneException(ids.size() + " of the states matching this restore "
+				+ ((ids.size() == 1) ? "is" : "are") + " no longer retained as of " + asOf + " (" + MatchingRestore.some(ids)
+				+ "): their history starts after that time. Nothing was restored.");
 	}
 
 	/** A time before the oldest version retained, whose own version is gone. */

@@ -100,6 +100,12 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
+	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
+			int limit, long fromPosition) {
+		return this.delegate.listWithDeleted(likePattern, visible, after, limit, fromPosition);
+	}
+
+	@Override
 	public Optional<StoredState> version(String id, long version) {
 		return this.delegate.version(id, version);
 	}

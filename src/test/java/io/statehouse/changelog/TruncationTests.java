@@ -1,5 +1,6 @@
 package io.statehouse.changelog;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -97,6 +98,13 @@ class TruncationTests {
 			assertThat(then.json().get("detail").asString()).contains("history starts at version 4");
 		}
 		assertThat(this.client.get("/states/" + id + "?asOf=" + writtenAt.get(3)).body()).isEqualTo("{\"v\":4}");
+		// A glob restored to a time whose version is gone: refused whole, even for a state it could restore.
+		this.client.put("/states/trunc:neighbour", "{\"n\":1}");
+		Response globGone = this.client.send("POST", "/states:restore", "application/json",
+				("{\"match\":\"trunc:*\",\"asOf\":\"" + writtenAt.get(0) + "\"}").getBytes(StandardCharsets.UTF_8));
+		assertThat(globGone.status()).as("%s", globGone).isEqualTo(410);
+		assertThat(globGone.json().get("detail").asString()).contains("'" + id + "'").contains("Nothing was restored");
+		assertThat(this.client.versions("trunc:neighbour")).containsExactly(1L);
 		assertThat(this.client.get("/states/" + id + "?version=4").body()).isEqualTo("{\"v\":4}");
 		assertThat(this.client.get("/states/" + id + "?version=5").status()).isEqualTo(404);
 		assertThat(this.client.get("/states/" + id).version()).isEqualTo(4);

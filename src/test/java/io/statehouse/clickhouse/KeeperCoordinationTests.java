@@ -1,6 +1,8 @@
 package io.statehouse.clickhouse;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.statehouse.support.KeeperCoordination;
 import io.statehouse.support.StatehouseClient;
@@ -111,6 +113,30 @@ class KeeperCoordinationTests {
 			this.jdbc.sql(this.schema.sql("DELETE FROM {claims} WHERE key = :key")).param("key", key).update();
 		}
 		assertThat(this.client.get("/states/" + id).version()).isEqualTo(1);
+	}
+
+	@Test
+	void aReadThatLacksAVersionKeeperRecordedAnswersItWhenItsRowArrivesWhileTheReadWaits() throws Exception {
+		String id = "lag:arrives";
+		assertThat(this.client.put("/states/" + id, "{\"v\":1}").status()).isEqualTo(201);
+		String claim = java.util.UUID.randomUUID().toString();
+		this.jdbc.sql(this.schema.sql("INSERT INTO {claims} (key, holder) VALUES (:key, :claim)"))
+			.param("key", "state|2|" + id)
+			.param("claim", claim)
+			.update();
+		CompletableFuture<Response> read = CompletableFuture.supplyAsync(() -> this.client.get("/states/" + id));
+		Thread.sleep(1000);
+		assertThat(read).as("waiting for version 2's row").isNotDone();
+		// The replica fetches version 2 while the read waits.
+		this.jdbc.sql(this.schema.sql("""
+				INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
+				                         idempotency_fingerprint, claim_id, parent, created, writer)
+				SELECT state_id, 2, 'put', '{"v":2}', false, fencing, '', '', toUUID(:claim), claim_id, false, 'elsewhere'
+				FROM {changelog} WHERE state_id = :id AND version = 1""")).param("claim", claim).param("id", id).update();
+		Response answered = read.get(10, TimeUnit.SECONDS);
+		assertThat(answered.status()).as("%s", answered).isEqualTo(200);
+		assertThat(answered.version()).isEqualTo(2);
+		assertThat(answered.body()).isEqualTo("{\"v\":2}");
 	}
 
 	@Test

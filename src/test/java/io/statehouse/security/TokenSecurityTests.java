@@ -119,6 +119,9 @@ class TokenSecurityTests {
 						"/states/dev:sec-existing", 204),
 				new Operation("clear by glob", "DELETE", "/states?match=prod:sec-none*", null, PROD_ADMIN, PROD_WRITER,
 						null, 200),
+				new Operation("restore by glob", "POST", "/states:restore",
+						"{\"match\":\"prod:sec-none*\",\"asOf\":\"2000-01-01T00:00:00Z\"}", PROD_ADMIN, PROD_WRITER,
+						null, 200),
 				new Operation("acquire", "POST", "/locks/prod:sec-free", lease, PROD_WRITER, READER, "/locks/dev:sec-free",
 						201),
 				new Operation("renew", "PUT", "/locks/prod:sec-held", "{}", PROD_WRITER, READER, "/locks/dev:sec-held",
@@ -159,6 +162,16 @@ class TokenSecurityTests {
 						"00000000-0000-0000-0000-000000000000")
 				: call(operation.right(), operation.method(), operation.path(), operation.body());
 		assertThat(right.status()).as(right.toString()).isEqualTo(operation.success());
+	}
+
+	@Test
+	void aGlobRestoreReadsAndWouldChangeOnlyTheIdsOfItsToken() {
+		Response plan = call(PROD_ADMIN, "POST", "/states:restore",
+				"{\"match\":\"*\",\"asOf\":\"2000-01-01T00:00:00Z\",\"dryRun\":true}");
+		assertThat(plan.status()).as("%s", plan).isEqualTo(200);
+		assertThat(plan.json().get("changes").valueStream().map((change) -> change.get("id").asString()))
+			.contains("prod:sec-existing", "shared:x")
+			.allSatisfy((id) -> assertThat(id).matches("prod:.*|shared:."));
 	}
 
 	/** What the right token's call acts on exists (a renewal or release with a wrong token is a 409: it got in). */

@@ -157,6 +157,13 @@ class ContractConformanceTests {
 				UUID.randomUUID().toString());
 		send("restoreState", 412, "POST", "/states/walk:s/restore", ADMIN, JSON, newest, "If-Match", "\"99\"");
 		send("restoreState", 415, "POST", "/states/walk:s/restore", ADMIN, "text/plain", newest);
+		String plan = "{\"match\":\"walk:s\",\"asOf\":\"9999-12-31T00:00:00Z\",\"dryRun\":true}";
+		send("restoreStates", 200, "POST", "/states:restore", ADMIN, JSON, plan);
+		send("restoreStates", 400, "POST", "/states:restore", ADMIN, JSON, "{\"match\":\"walk:s\"}");
+		send("restoreStates", 401, "POST", "/states:restore", null, JSON, plan);
+		send("restoreStates", 403, "POST", "/states:restore", READER, JSON, plan);
+		send("restoreStates", 406, "POST", "/states:restore", ADMIN, JSON, plan, "Accept", "text/csv");
+		send("restoreStates", 415, "POST", "/states:restore", ADMIN, "text/plain", plan);
 		// A state deleted since is created again — from a version that is not the newest, so at once.
 		await().atMost(Duration.ofSeconds(60)).until(() -> {
 			String version = request("PUT", "/states/walk:r", ADMIN, JSON, "{\"v\":1}").headers()
@@ -212,6 +219,10 @@ class ContractConformanceTests {
 		String token = json.readTree(send("acquireLock", 201, "POST", "/locks/walk:l", ADMIN, JSON, acquire).body())
 			.path("token")
 			.asString();
+		// A restore that would delete a state whose lock is held: refused.
+		request("PUT", "/states/walk:l", ADMIN, JSON, "{}");
+		send("restoreStates", 423, "POST", "/states:restore", ADMIN, JSON,
+				"{\"match\":\"walk:l\",\"asOf\":\"2000-01-01T00:00:00Z\"}");
 		send("acquireLock", 423, "POST", "/locks/walk:l", ADMIN, JSON, acquire);
 		// The caller may have one acquisition waiting (the service's setting below): the next is refused.
 		String waiting = "{\"owner\":\"walker\",\"ttlSeconds\":30,\"waitSeconds\":5}";
@@ -271,6 +282,8 @@ class ContractConformanceTests {
 		});
 		send("getState", 410, "GET", "/states/walk:gone?version=1", ADMIN, null, null);
 		send("restoreState", 410, "POST", "/states/walk:gone/restore", ADMIN, JSON, "{\"version\":1}");
+		send("restoreStates", 410, "POST", "/states:restore", ADMIN, JSON,
+				"{\"match\":\"walk:gone\",\"asOf\":\"2000-01-01T00:00:00Z\"}");
 	}
 
 	/**
@@ -308,6 +321,8 @@ class ContractConformanceTests {
 		assertUnavailable(send("deleteState", 503, "DELETE", "/states/walk:k", ADMIN, null, null));
 		assertUnavailable(send("restoreState", 503, "POST", "/states/walk:k/restore", ADMIN, JSON, "{\"version\":1}"));
 		assertUnavailable(send("deleteStates", 503, "DELETE", "/states?match=walk:*", ADMIN, null, null));
+		assertUnavailable(send("restoreStates", 503, "POST", "/states:restore", ADMIN, JSON,
+				"{\"match\":\"walk:*\",\"asOf\":\"2000-01-01T00:00:00Z\"}"));
 		assertUnavailable(send("acquireLock", 503, "POST", "/locks/walk:u", ADMIN, JSON,
 				"{\"owner\":\"walker\",\"ttlSeconds\":30}"));
 		assertUnavailable(send("renewLock", 503, "PUT", "/locks/walk:u", ADMIN, JSON, "{}", "Lock-Token", token));

@@ -87,6 +87,18 @@ class HostileTrafficTests {
 	private static final List<String> CONTENT_TYPES = List.of("application/json", "application/merge-patch+json",
 			"text/plain", "", "application/json; charset=utf-16", "application/*", "garbage", "application/json; x=\"");
 
+	/** Bodies of a glob restore: dry runs, and what is no such request (not a time, not a glob, not a flag). */
+	private static final List<String> GLOB_RESTORES = List.of(
+			"{\"match\":\"hostile:*\",\"asOf\":\"2000-01-01T00:00:00Z\",\"dryRun\":true}",
+			"{\"match\":\"hostile:*\",\"asOf\":\"9999-12-31T23:59:59.999999999+14:00\",\"dryRun\":true,\"force\":true}",
+			"{\"match\":\"hostile:?\",\"asOf\":\"2026-02-30T00:00:00Z\",\"dryRun\":true}",
+			"{\"match\":\"hostile:*\",\"asOf\":\"2026-12-01T00:00:00Z\",\"dryRun\":\"true\"}",
+			"{\"match\":\"\\u0000\",\"asOf\":\"2026-12-01T00:00:00Z\",\"dryRun\":true}",
+			"{\"match\":\"hostile:*\",\"asOf\":\"2026-12-01 00:00:00\",\"dryRun\":true}",
+			"{\"match\":[\"hostile:*\"],\"asOf\":\"2026-12-01T00:00:00Z\",\"dryRun\":true}",
+			"{\"match\":\"hostile:*\",\"asOf\":\"2026-12-01T00:00:00Z\",\"dryRun\":true,\"x\":1}",
+			"{\"match\":\"hostile:*\",\"dryRun\":true}", "[]", "null", "{\"match\":\"hostile:*\"");
+
 	private static final List<String> VERSIONS = List.of("0", "-1", "abc", "1e3", "99999999999999999999", "1", "2",
 			"999999", "", "%FF", "1.0");
 
@@ -156,7 +168,7 @@ class HostileTrafficTests {
 		String method;
 		String path;
 		boolean write = true;
-		switch (this.random.nextInt(14)) {
+		switch (this.random.nextInt(15)) {
 			case 0 -> {
 				method = "GET";
 				path = "/states/" + segment + (maybe() ? "?version=" + pick(VERSIONS) : "");
@@ -222,6 +234,16 @@ class HostileTrafficTests {
 				path = "/states/" + segment + "/restore";
 				body = bodyBytes(maybe() ? "{\"version\":" + pick(VERSIONS) + "}" : pick(BODIES));
 				contentType(headers, "application/json");
+			}
+			case 13 -> {
+				// A glob restore: always a dry run when it is valid, so that it changes nothing.
+				method = "POST";
+				path = "/states:restore";
+				body = bodyBytes(pick(GLOB_RESTORES));
+				contentType(headers, "application/json");
+				id = null;
+				valid = false;
+				write = false;
 			}
 			default -> {
 				method = pick(List.of("GET", "GET", "TRACE", "OPTIONS", "POST", "PROPFIND"));

@@ -1,0 +1,286 @@
+package io.statehouse.state;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+import io.statehouse.changelog.Change;
+import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.changelog.StateSummary;
+import io.statehouse.changelog.StoredState;
+import io.statehouse.changelog.VersionInfo;
+import io.statehouse.lock.LockService;
+import io.statehouse.shared.Caller;
+import io.statehouse.shared.Glob;
+import io.statehouse.shared.InvalidRequestException;
+import io.statehouse.shared.Page;
+import io.statehouse.state.StateMetrics.Write;
+import io.swagger.v3.oas.annotations.media.Schema;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.stereotype.Service;
+
+/**
+ * Every state whose id matches a glob, restored to what it was at a point in time: states that
+ * changed since are written their document of then again, states created since are deleted,
+ * states deleted since come back. Planned first, from each id's retained history; refused whole
+ * (nothing written) when a state's version of then is no longer retained, or, unless forced, when
+ * a state it would change is held by a lease. Then each id is written on its own (per-id atomic):
+ * a write that lands on an id after the plan read it is kept, and that id is reported as a
+ * conflict rather than overwritten.
+ */
+@Service
+class MatchingRestore {
+
+	/** The most ids one restore reads: each costs a read of its history. */
+	static final int MAX_IDS = 10_000;
+
+	private final StateStore store;
+
+	private final LockService locks;
+
+	private final StateMetrics metrics;
+
+	MatchingRestore(StateStore store, LockService locks, StateMetrics metrics) {
+		this.store = store;
+		this.locks = locks;
+		this.metrics = metrics;
+	}
+
+	/**
+	 * @param match the glob ids match (within the caller's ids)
+	 * @param asOf the point in time
+	 * @param dryRun plan only: what would change, written nowhere
+	 * @param force restore states held by leases too
+	 * @throws VersionGoneException when a matching state's version at {@code asOf} is gone
+	 * @throws LeasesHeldException when a state it would change is held, and not forced
+	 */
+	Report restore(Glob match, Instant asOf, boolean dryRun, boolean force, Caller caller) {
+		return this.metrics.counted(Write.RESTORE_MATCHING, () -> {
+			Plan plan = plan(match, asOf, caller);
+			if (!plan.gone().isEmpty()) {
+				throw VersionGoneException.asOf(asOf, plan.gone());
+			}
+			List<Step> steps = plan.steps()
+				.stream()
+				.map((step) -> step.held(this.locks.isHeld(step.id())))
+				.toList();
+			List<String> held = steps.stream().filter(Step::held).map(Step::id).toList();
+			if (!dryRun && !force && !held.isEmpty()) {
+				throw new LeasesHeldException(held);
+			}
+			List<Step> done = dryRun ? steps : write(steps, caller.name());
+			return Report.of(asOf, dryRun, plan.unchanged(), done);
+		});
+	}
+
+	private Plan plan(Glob match, Instant asOf, Caller caller) {
+		List<Step> steps = new ArrayList<>();
+		List<String> gone = new ArrayList<>();
+		int unchanged = 0;
+		int seen = 0;
+		String after = null;
+		List<StateSummary> page;
+		do {
+			page = this.store.listWithDeleted(match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
+			for (StateSummary summary : page) {
+				if (++seen > MAX_IDS) {
+					throw new InvalidRequestException("More than " + MAX_IDS + " states match '" + match.text()
+							+ "': restore them a narrower glob at a time.");
+				}
+				List<VersionInfo> versions = this.store.history(summary.id());
+				PointInTime pointInTime = versions.isEmpty() ? null : PointInTime.of(versions, asOf);
+				if (pointInTime != null && pointInTime.gone()) {
+					gone.add(summary.id());
+					continue;
+				}
+				Step step = (pointInTime != null)
+						? step(summary.id(), pointInTime, versions.get(versions.size() - 1)) : null;
+				if (step != null) {
+					steps.add(step);
+				}
+				else {
+					unchanged++;
+				}
+			}
+			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+		}
+		while (page.size() == Page.MAX_SIZE);
+		return new Plan(steps, gone, unchanged);
+	}
+
+	/**
+	 * What an id needs to be as it was then: {@code null} when it already is. (A fence version
+	 * may be a deletion: whether a version is live is read from the version itself.)
+	 */
+	private @Nullable Step step(String id, PointInTime pointInTime, VersionInfo newestVersion) {
+		StoredState newest = version(id, newestVersion.version());
+		StoredState then = (pointInTime.then() != null) ? version(id, pointInTime.then().version()) : null;
+		if (!StoredState.isLive(then)) {
+			return StoredState.isLive(newest) ? Step.planned(id, Action.DELETE, newest.version(), null) : null;
+		}
+		if (StoredState.isLive(newest) && then.document().equals(newest.document())) {
+			return null;
+		}
+		return Step.planned(id, Action.RESTORE, newest.version(), then.version());
+	}
+
+	/** A version the history just listed: gone only if truncation came in between. */
+	private StoredState version(String id, long version) {
+		return this.store.version(id, version).orElseThrow(() -> new VersionGoneException(id, version));
+	}
+
+	/** Writes the steps, a page at a time: a page's writes share INSERTs. */
+	private List<Step> write(List<Step> steps, String writtenBy) {
+		List<Step> done = new ArrayList<>();
+		for (int from = 0; from < steps.size(); from += Page.MAX_SIZE) {
+			List<Step> page = steps.subList(from, Math.min(steps.size(), from + Page.MAX_SIZE));
+			List<CompletableFuture<Committed>> writes = new ArrayList<>();
+			for (Step step : page) {
+				writes.add(submit(step, writtenBy));
+			}
+			for (int i = 0; i < page.size(); i++) {
+				Step step = page.get(i);
+				try {
+					done.add(step.written(this.store.await(writes.get(i)).state().version()));
+				}
+				catch (PreconditionFailedException | VersionGoneException ex) {
+					done.add(step.conflict());
+				}
+			}
+		}
+		return done;
+	}
+
+	private CompletableFuture<Committed> submit(Step step, String writtenBy) {
+		if (step.action() == Action.DELETE) {
+			return this.store.submit(step.id(), (current) -> {
+				requireUnchanged(step, current);
+				return Change.delete(0, writtenBy);
+			}, 0);
+		}
+		StoredState earlier = this.store.version(step.id(), step.restoredFrom()).orElse(null);
+		if (earlier == null) {
+			return CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom()));
+		}
+		return this.store.submit(step.id(), (current) -> {
+			requireUnchanged(step, current);
+			return Change.restore(earlier, 0, writtenBy);
+		}, earlier.document().length());
+	}
+
+	/** A write that landed after the plan read the id is kept: the restore does not overwrite what it did not see. */
+	private static void requireUnchanged(Step step, @Nullable StoredState current) {
+		long now = (current != null) ? current.version() : 0;
+		if (now != step.current()) {
+			throw new PreconditionFailedException("State '" + step.id() + "' was written (version " + now
+					+ ") after the restore read it (version " + step.current() + ").", now);
+		}
+	}
+
+	/** The first ids of a list, for a problem's detail. */
+	static String some(List<String> ids) {
+		String shown = ids.stream().limit(5).map((id) -> "'" + id + "'").collect(Collectors.joining(", "));
+		return (ids.size() > 5) ? shown + ", …" : shown;
+	}
+
+	private record Plan(List<Step> steps, List<String> gone, int unchanged) {
+	}
+
+	/** What a restore does to an id. */
+	enum Action {
+
+		/** Writes the document it had then again, as a new version. */
+		RESTORE,
+
+		/** Writes a tombstone: the state did not exist then. */
+		DELETE
+
+	}
+
+	/** How a step ended. */
+	enum Outcome {
+
+		/** A dry run's: what would be written. */
+		PLANNED,
+
+		/** Written. */
+		WRITTEN,
+
+		/** Not written: the state was written (or its earlier version truncated) after the restore read it. */
+		CONFLICT
+
+	}
+
+	/**
+	 * One id's change.
+	 * @param id the state
+	 * @param action what the restore does to it
+	 * @param current its newest version when the restore read it (a deletion, if it is deleted)
+	 * @param restoredFrom for a restore, the version whose document is written again
+	 * @param version the version written, if one was
+	 * @param held whether a lease held it when the restore read it
+	 * @param outcome how it ended
+	 */
+	@Schema(name = "RestoreChange")
+	record Step(String id, Action action, long current, @Schema(types = { "integer", "null" },
+			format = "int64") @Nullable Long restoredFrom,
+			@Schema(types = { "integer", "null" }, format = "int64") @Nullable Long version, boolean held,
+			Outcome outcome) {
+
+		static Step planned(String id, Action action, long current, @Nullable Long restoredFrom) {
+			return new Step(id, action, current, restoredFrom, null, false, Outcome.PLANNED);
+		}
+
+		Step held(boolean held) {
+			return new Step(this.id, this.action, this.current, this.restoredFrom, null, held, this.outcome);
+		}
+
+		Step written(long version) {
+			return new Step(this.id, this.action, this.current, this.restoredFrom, version, this.held, Outcome.WRITTEN);
+		}
+
+		Step conflict() {
+			return new Step(this.id, this.action, this.current, this.restoredFrom, null, this.held, Outcome.CONFLICT);
+		}
+
+	}
+
+	/**
+	 * What a restore did, or would do on a dry run.
+	 * @param asOf the point in time
+	 * @param dryRun whether nothing was written
+	 * @param restored states written their earlier document (dry run: that would be)
+	 * @param deleted states deleted (dry run: that would be)
+	 * @param conflicts states not written: written by someone else (or truncated) after the restore read them
+	 * @param unchanged matching states already as they were then
+	 * @param changes every state changed (dry run: that would be), in id order
+	 */
+	@Schema(name = "RestoreReport")
+	record Report(Instant asOf, boolean dryRun, int restored, int deleted, int conflicts, int unchanged,
+			List<Step> changes) {
+
+		static Report of(Instant asOf, boolean dryRun, int unchanged, List<Step> changes) {
+			int restored = 0;
+			int deleted = 0;
+			int conflicts = 0;
+			for (Step step : changes) {
+				if (step.outcome() == Outcome.CONFLICT) {
+					conflicts++;
+				}
+				else if (step.action() == Action.RESTORE) {
+					restored++;
+				}
+				else {
+					deleted++;
+				}
+			}
+			return new Report(asOf, dryRun, restored, deleted, conflicts, unchanged, changes);
+		}
+
+	}
+
+}
