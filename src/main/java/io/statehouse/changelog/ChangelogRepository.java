@@ -62,10 +62,10 @@ interface ChangelogRepository {
 
 	/**
 	 * As {@link #list}, with the ids whose newest version deletes them (as far as the changelog
-	 * and the state table still know them); no prefix.
+	 * and the state table still know them).
 	 */
-	List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after, int limit,
-			long fromPosition);
+	List<StateSummary> listWithDeleted(String prefix, String likePattern, List<String> visible, @Nullable String after,
+			int limit, long fromPosition);
 
 	/**
 	 * Every claim committed after a cursor, winners and losers alike, in feed order (by write

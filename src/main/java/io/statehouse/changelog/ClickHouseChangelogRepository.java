@@ -648,9 +648,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
-			int limit, long fromPosition) {
-		return list(this.list, null, "", likePattern, visible, after, limit, fromPosition, true);
+	public List<StateSummary> listWithDeleted(String prefix, String likePattern, List<String> visible,
+			@Nullable String after, int limit, long fromPosition) {
+		return list(this.list, null, prefix, likePattern, visible, after, limit, fromPosition, true);
 	}
 
 	/**

@@ -47,12 +47,11 @@ public class StateStore {
 	}
 
 	/**
-	 * Ids like the pattern and one of the visible patterns, in id order after {@code after}, whether
-	 * their newest version is a document or a deletion.
+	 * As {@link #list}, whether an id's newest version is a document or a deletion.
 	 */
-	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
-			int limit) {
-		return this.repository.listWithDeleted(likePattern, visible, after, limit, this.tail.position());
+	public List<StateSummary> listWithDeleted(String prefix, String likePattern, List<String> visible,
+			@Nullable String after, int limit) {
+		return this.repository.listWithDeleted(prefix, likePattern, visible, after, limit, this.tail.position());
 	}
 
 	/** See {@link ChangelogWriter#write}. */

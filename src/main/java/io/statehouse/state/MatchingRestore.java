@@ -85,7 +85,7 @@ class MatchingRestore {
 		String after = null;
 		List<StateSummary> page;
 		do {
-			page = this.store.listWithDeleted(match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
+			page = this.store.listWithDeleted("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
 			for (StateSummary summary : page) {
 				if (++seen > MAX_IDS) {
 					throw new InvalidRequestException("More than " + MAX_IDS + " states match '" + match.text()

@@ -33,9 +33,6 @@ import org.springframework.web.bind.annotation.RestController;
 @Tag(name = "States")
 class MatchingRestoreController {
 
-	/** RFC 3339's date-time. */
-	static final String RFC_3339 = "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
-
 	private final MatchingRestore matchingRestore;
 
 	MatchingRestoreController(MatchingRestore matchingRestore) {
@@ -79,7 +76,7 @@ class MatchingRestoreController {
 							message = Glob.DESCRIPTION) String match,
 			@Schema(description = "The point in time (RFC 3339), within the changelog's retention",
 					requiredMode = Schema.RequiredMode.REQUIRED, format = "date-time",
-					pattern = RFC_3339) @NotNull @Pattern(regexp = RFC_3339,
+					pattern = StateController.RFC_3339) @NotNull @Pattern(regexp = StateController.RFC_3339,
 							message = "must be an RFC 3339 time, such as 2026-12-01T00:00:00Z") String asOf,
 			@Schema(types = { "boolean", "null" }, description = "Answer the plan; write nothing") @Nullable Boolean dryRun,
 			@Schema(types = { "boolean", "null" },

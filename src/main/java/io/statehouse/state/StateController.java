@@ -88,9 +88,20 @@ class StateController {
 			+ "state to be created — and answer it the moment it is committed (200; 404 if the state is deleted); "
 			+ "304 when the wait ends (404 if the state still does not exist). Answered with `Preference-Applied`.";
 
+	/**
+	 * The times {@code asOf} takes: RFC 3339, with an offset Java's time types hold (up to 18 hours).
+	 * (A day its month does not have, such as 02-30, matches the pattern and is refused: 400.)
+	 */
+	static final String RFC_3339 = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:"
+			+ "[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-](0[0-9]|1[0-7]):[0-5][0-9]|[+-]18:00)$";
+
 	private static final String AS_OF_DOC = "The version that was the newest at this time (RFC 3339), while the "
 			+ "changelog retains it: 404 if the state did not exist then, 410 if its version then is no longer "
 			+ "retained. With `version`: that version, 404 if it was written after this time";
+
+	private static final String LIST_AS_OF_DOC = "The states that existed at this time (RFC 3339), each as its "
+			+ "version then, while the changelog retains it: 410 if an id's version then is no longer retained. A page "
+			+ "looks at `limit` ids ever written, so it may hold fewer states, and still carry `nextCursor`";
 
 	private final StateService states;
 
@@ -128,7 +139,8 @@ class StateController {
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
 			@Parameter(description = "An earlier version") @RequestParam(required = false) @Min(1) @Nullable Long version,
-			@Parameter(description = AS_OF_DOC, example = "2026-12-01T00:00:00Z") @RequestParam(required = false)
+			@Parameter(description = AS_OF_DOC, example = "2026-12-01T00:00:00Z",
+					schema = @Schema(type = "string", format = "date-time", pattern = RFC_3339)) @RequestParam(required = false)
 			@DateTimeFormat(iso = ISO.DATE_TIME) @Nullable Instant asOf, WebRequest request,
 			HttpServletResponse response) {
 		StoredState state = read(id, version, asOf);
@@ -261,7 +273,11 @@ class StateController {
 	@SecurityRequirement(name = "bearer", scopes = "read")
 	@Operation(operationId = "listStates", summary = "List states",
 			description = "Live states in id order, of the ids the token may see. `match` is a glob: `*` any run, "
-					+ "`?` one character; every other character (`%` and `_` too) matches itself.")
+					+ "`?` one character; every other character (`%` and `_` too) matches itself. With `asOf`, the "
+					+ "states that existed then.")
+	@ApiResponse(responseCode = "200", description = "A page")
+	@ApiResponse(responseCode = "410", description = "With `asOf`: an id's version at that time is no longer retained",
+			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	StatePage list(
 			@RequestParam(required = false) @Pattern(regexp = Ids.PREFIX_PATTERN,
 					message = Ids.PREFIX_DESCRIPTION) @Nullable String prefix,
@@ -269,9 +285,13 @@ class StateController {
 					message = Glob.DESCRIPTION) @Nullable String match,
 			@RequestParam(defaultValue = "" + Page.DEFAULT_SIZE) @Min(1) @Max(Page.MAX_SIZE) int limit,
 			@Parameter(description = Cursors.DOC, schema = @Schema(type = "string", pattern = Cursors.PATTERN))
-			@RequestParam(required = false) @Nullable String cursor, Caller caller) {
-		Page<StateSummary> page = this.states.list(prefix, (match != null) ? new Glob(match) : null, limit, cursor,
-				caller.ids());
+			@RequestParam(required = false) @Nullable String cursor,
+			@Parameter(description = LIST_AS_OF_DOC, example = "2026-12-01T00:00:00Z",
+					schema = @Schema(type = "string", format = "date-time", pattern = RFC_3339)) @RequestParam(required = false)
+			@DateTimeFormat(iso = ISO.DATE_TIME) @Nullable Instant asOf, Caller caller) {
+		Glob glob = (match != null) ? new Glob(match) : null;
+		Page<StateSummary> page = (asOf != null) ? this.states.list(prefix, glob, limit, cursor, caller.ids(), asOf)
+				: this.states.list(prefix, glob, limit, cursor, caller.ids());
 		return new StatePage(page.items(), page.nextCursor());
 	}
 

@@ -21,6 +21,7 @@ import io.statehouse.lock.LockConflictException;
 import io.statehouse.lock.LockService;
 import io.statehouse.lock.LockToken;
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.IdScope;
 import io.statehouse.shared.Page;
@@ -244,6 +245,38 @@ class StateService {
 		List<StateSummary> rows = this.store.list((prefix != null) ? prefix : "", like(match), visible.toLike(),
 				Page.after(cursor), size + 1);
 		return Page.of(rows, size, StateSummary::id);
+	}
+
+	/**
+	 * The states that existed at {@code asOf}, each as its version then, in id order. A page looks
+	 * at {@code size} ids ever written (and still known), reading each one's history: it may hold
+	 * fewer states than that, and carry a cursor all the same.
+	 * @throws VersionGoneException when an id's version at that time is no longer retained
+	 */
+	Page<StateSummary> list(@Nullable String prefix, @Nullable Glob match, int size, @Nullable String cursor,
+			IdScope visible, Instant asOf) {
+		List<StateSummary> ids = this.store.listWithDeleted((prefix != null) ? prefix : "", like(match),
+				visible.toLike(), Page.after(cursor), size + 1);
+		boolean more = ids.size() > size;
+		List<StateSummary> looked = more ? ids.subList(0, size) : ids;
+		List<StateSummary> items = new ArrayList<>();
+		for (StateSummary id : looked) {
+			List<VersionInfo> versions = this.store.history(id.id());
+			if (versions.isEmpty()) {
+				continue;
+			}
+			PointInTime pointInTime = PointInTime.of(versions, asOf);
+			if (pointInTime.gone()) {
+				throw VersionGoneException.asOf(id.id(), asOf, pointInTime.oldest());
+			}
+			VersionInfo then = pointInTime.then();
+			// A fence keeps whatever the state held: a deletion too.
+			if (pointInTime.existed() && (then.operation() != Operation.FENCE
+					|| StoredState.isLive(this.store.version(id.id(), then.version()).orElse(null)))) {
+				items.add(new StateSummary(id.id(), then.version(), then.updatedAt(), then.sizeBytes()));
+			}
+		}
+		return new Page<>(items, more ? Cursors.encode(looked.get(looked.size() - 1).id()) : null);
 	}
 
 	/**

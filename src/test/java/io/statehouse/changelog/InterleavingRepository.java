@@ -100,9 +100,9 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public List<StateSummary> listWithDeleted(String likePattern, List<String> visible, @Nullable String after,
-			int limit, long fromPosition) {
-		return this.delegate.listWithDeleted(likePattern, visible, after, limit, fromPosition);
+	public List<StateSummary> listWithDeleted(String prefix, String likePattern, List<String> visible,
+			@Nullable String after, int limit, long fromPosition) {
+		return this.delegate.listWithDeleted(prefix, likePattern, visible, after, limit, fromPosition);
 	}
 
 	@Override

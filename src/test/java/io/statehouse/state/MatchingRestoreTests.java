@@ -19,7 +19,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code POST /states:restore}: every state matching a glob as it was at a point in time. */
+/** States as they were at a point in time: restored ({@code POST /states:restore}) and listed. */
 @StatehouseTest
 class MatchingRestoreTests {
 
@@ -164,6 +164,41 @@ class MatchingRestoreTests {
 			histories.put(id, this.client.versions(id));
 			assertThat(histories.get(id)).as(id).containsAll(acknowledged.getOrDefault(id, List.of()));
 		}
+	}
+
+	@Test
+	void aListingAsOfATimeShowsTheStatesThatExistedThenAsTheirVersionsThen() throws Exception {
+		this.client.put("/states/lst:a", "{\"a\":1}");
+		this.client.put("/states/lst:b", "{\"b\":1}");
+		this.client.put("/states/lst:c", "{\"c\":1}");
+		String then = lastWrittenAt("lst:c");
+		Thread.sleep(20);
+		this.client.put("/states/lst:a", "{\"a\":2}");
+		this.client.delete("/states/lst:b");
+		this.client.put("/states/lst:d", "{\"d\":1}");
+
+		assertThat(listed("/states?prefix=lst:&asOf=" + then)).containsExactly("lst:a 1", "lst:b 1", "lst:c 1");
+		assertThat(listed("/states?prefix=lst:")).containsExactly("lst:a 2", "lst:c 1", "lst:d 1");
+		// A page looks at as many ids as its limit: here two, then the other two, of which one existed.
+		JsonNode first = this.client.get("/states?prefix=lst:&limit=2&asOf=" + then).json();
+		assertThat(first.get("items")).hasSize(2);
+		JsonNode second = this.client
+			.get("/states?prefix=lst:&limit=2&asOf=" + then + "&cursor=" + first.get("nextCursor").asString())
+			.json();
+		assertThat(second.get("items").valueStream().map((item) -> item.get("id").asString())).containsExactly("lst:c");
+		assertThat(second.get("nextCursor").isNull()).isTrue();
+		assertThat(listed("/states?match=lst:?&asOf=2000-01-01T00:00:00Z")).isEmpty();
+		assertThat(this.client.get("/states?asOf=yesterday").status()).isEqualTo(400);
+	}
+
+	private List<String> listed(String path) {
+		Response page = this.client.get(path);
+		assertThat(page.status()).as("%s", page).isEqualTo(200);
+		return page.json()
+			.get("items")
+			.valueStream()
+			.map((item) -> item.get("id").asString() + " " + item.get("version").asLong())
+			.toList();
 	}
 
 	@Test

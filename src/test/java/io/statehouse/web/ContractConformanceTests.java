@@ -282,6 +282,7 @@ class ContractConformanceTests {
 		});
 		send("getState", 410, "GET", "/states/walk:gone?version=1", ADMIN, null, null);
 		send("restoreState", 410, "POST", "/states/walk:gone/restore", ADMIN, JSON, "{\"version\":1}");
+		send("listStates", 410, "GET", "/states?prefix=walk:gone&asOf=2000-01-01T00:00:00Z", ADMIN, null, null);
 		send("restoreStates", 410, "POST", "/states:restore", ADMIN, JSON,
 				"{\"match\":\"walk:gone\",\"asOf\":\"2000-01-01T00:00:00Z\"}");
 	}

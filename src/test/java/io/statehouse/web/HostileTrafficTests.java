@@ -379,6 +379,10 @@ class HostileTrafficTests {
 		if (maybe()) {
 			parts.add("match=" + pick(List.of("", "*", "%01", "%FF", "x".repeat(256), "hostile:*", "*?*?*?*?*?*?a")));
 		}
+		if (maybe() && maybe()) {
+			parts.add("asOf=" + pick(List.of("", "yesterday", "%FF", "2026-13-01T00:00:00Z", "2026-12-01T00:00:00%2B02:00",
+					"1764547200", "2026-12-01T00:00:00Z")));
+		}
 		return String.join("&", parts);
 	}
 
