@@ -21,6 +21,7 @@ import io.statehouse.state.StateMetrics.Write;
 import io.swagger.v3.oas.annotations.media.Schema;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Service;
 
 /**
@@ -35,8 +36,16 @@ import org.springframework.stereotype.Service;
 @Service
 class MatchingRestore {
 
-	/** The most ids one restore reads: each costs a read of its history. */
-	static final int MAX_IDS = 10_000;
+	/**
+	 * The most ids one restore reads, deleted ones included: each costs reads of its history and
+	 * versions, one after another (about 0.1 s an id on two cores).
+	 */
+	static final int MAX_IDS = 1_000;
+
+	/** Writes in flight at once, and their documents' bytes: a restore leaves the writer room for others. */
+	private static final int BATCH = 100;
+
+	private static final long BATCH_BYTES = 4L << 20;
 
 	private final StateStore store;
 
@@ -44,10 +53,20 @@ class MatchingRestore {
 
 	private final StateMetrics metrics;
 
+	/** Runs between the plan and the writes: where a test makes a lease come in between. */
+	private final Runnable afterPlan;
+
+	@Autowired
 	MatchingRestore(StateStore store, LockService locks, StateMetrics metrics) {
+		this(store, locks, metrics, () -> {
+		});
+	}
+
+	MatchingRestore(StateStore store, LockService locks, StateMetrics metrics, Runnable afterPlan) {
 		this.store = store;
 		this.locks = locks;
 		this.metrics = metrics;
+		this.afterPlan = afterPlan;
 	}
 
 	/**
@@ -72,8 +91,12 @@ class MatchingRestore {
 			if (!dryRun && !force && !held.isEmpty()) {
 				throw new LeasesHeldException(held);
 			}
-			List<Step> done = dryRun ? steps : write(steps, caller.name());
-			return Report.of(asOf, dryRun, plan.unchanged(), done);
+			if (dryRun) {
+				return Report.of(asOf, true, plan.unchanged(), steps);
+			}
+			this.afterPlan.run();
+			List<Step> done = write(steps, force, caller.name());
+			return Report.of(asOf, false, plan.unchanged(), done);
 		});
 	}
 
@@ -133,19 +156,38 @@ class MatchingRestore {
 		return this.store.version(id, version).orElseThrow(() -> new VersionGoneException(id, version));
 	}
 
-	/** Writes the steps, a page at a time: a page's writes share INSERTs. */
-	private List<Step> write(List<Step> steps, String writtenBy) {
+	/**
+	 * Writes the steps, a batch at a time: a batch's writes share INSERTs, and a batch holds at most
+	 * {@value #BATCH} writes and {@value #BATCH_BYTES} bytes of documents. Unless forced, an id whose
+	 * lock was granted since the plan is not written (a conflict).
+	 */
+	private List<Step> write(List<Step> steps, boolean force, String writtenBy) {
 		List<Step> done = new ArrayList<>();
-		for (int from = 0; from < steps.size(); from += Page.MAX_SIZE) {
-			List<Step> page = steps.subList(from, Math.min(steps.size(), from + Page.MAX_SIZE));
-			List<CompletableFuture<Committed>> writes = new ArrayList<>();
-			for (Step step : page) {
-				writes.add(submit(step, writtenBy));
+		int next = 0;
+		while (next < steps.size()) {
+			List<Step> batch = new ArrayList<>();
+			List<@Nullable CompletableFuture<Committed>> writes = new ArrayList<>();
+			long bytes = 0;
+			while (next < steps.size() && batch.size() < BATCH && bytes < BATCH_BYTES) {
+				Step step = steps.get(next++);
+				batch.add(step);
+				if (!force && this.locks.isHeld(step.id())) {
+					writes.add(null);
+					continue;
+				}
+				Written submitted = submit(step, writtenBy);
+				writes.add(submitted.write());
+				bytes += submitted.bytes();
 			}
-			for (int i = 0; i < page.size(); i++) {
-				Step step = page.get(i);
+			for (int i = 0; i < batch.size(); i++) {
+				Step step = batch.get(i);
+				CompletableFuture<Committed> write = writes.get(i);
+				if (write == null) {
+					done.add(step.held(true).conflict());
+					continue;
+				}
 				try {
-					done.add(step.written(this.store.await(writes.get(i)).state().version()));
+					done.add(step.written(this.store.await(write).state().version()));
 				}
 				catch (PreconditionFailedException | VersionGoneException ex) {
 					done.add(step.conflict());
@@ -155,21 +197,26 @@ class MatchingRestore {
 		return done;
 	}
 
-	private CompletableFuture<Committed> submit(Step step, String writtenBy) {
+	private Written submit(Step step, String writtenBy) {
 		if (step.action() == Action.DELETE) {
-			return this.store.submit(step.id(), (current) -> {
+			return new Written(this.store.submit(step.id(), (current) -> {
 				requireUnchanged(step, current);
 				return Change.delete(0, writtenBy);
-			}, 0);
+			}, 0), 0);
 		}
 		StoredState earlier = this.store.version(step.id(), step.restoredFrom()).orElse(null);
 		if (earlier == null) {
-			return CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom()));
+			return new Written(CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom())), 0);
 		}
-		return this.store.submit(step.id(), (current) -> {
+		int bytes = earlier.document().length();
+		return new Written(this.store.submit(step.id(), (current) -> {
 			requireUnchanged(step, current);
 			return Change.restore(earlier, 0, writtenBy);
-		}, earlier.document().length());
+		}, bytes), bytes);
+	}
+
+	/** A write submitted, and the bytes of its document. */
+	private record Written(CompletableFuture<Committed> write, long bytes) {
 	}
 
 	/** A write that landed after the plan read the id is kept: the restore does not overwrite what it did not see. */
@@ -210,7 +257,10 @@ class MatchingRestore {
 		/** Written. */
 		WRITTEN,
 
-		/** Not written: the state was written (or its earlier version truncated) after the restore read it. */
+		/**
+		 * Not written: after the restore read the state, it was written (or its earlier version
+		 * truncated), or, unless forced, a lease was granted on it ({@code held}).
+		 */
 		CONFLICT
 
 	}
@@ -255,8 +305,8 @@ class MatchingRestore {
 	 * @param dryRun whether nothing was written
 	 * @param restored states written their earlier document (dry run: that would be)
 	 * @param deleted states deleted (dry run: that would be)
-	 * @param conflicts states not written: written by someone else (or truncated) after the restore read them
-	 * @param unchanged matching states already as they were then
+	 * @param conflicts states not written: written, truncated or leased by someone else after the restore read them
+	 * @param unchanged matching states already as they were then (deleted then and now included)
 	 * @param changes every state changed (dry run: that would be), in id order
 	 */
 	@Schema(name = "RestoreReport")

@@ -18,6 +18,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.web.firewall.RequestRejectedException;
+import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
@@ -97,6 +98,20 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 				.map((error) -> result.getMethodParameter().getParameterName() + ": " + error.getDefaultMessage()))
 			.collect(Collectors.joining("; "));
 		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request", detail), headers, request);
+	}
+
+	/** A body field refused by its constraint: the detail says which, and what it must be. */
+	@Override
+	protected ResponseEntity<Object> handleMethodArgumentNotValid(MethodArgumentNotValidException ex,
+			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		String detail = ex.getBindingResult()
+			.getFieldErrors()
+			.stream()
+			.map((error) -> error.getField() + ": " + error.getDefaultMessage())
+			.sorted()
+			.collect(Collectors.joining("; "));
+		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request",
+				detail.isEmpty() ? "Invalid request content." : detail), headers, request);
 	}
 
 	/** Gives the problems Spring MVC creates (400, 404, 405, 406, 415, ...) a stable type too. */

@@ -104,6 +104,7 @@ class TruncationTests {
 				("{\"match\":\"trunc:*\",\"asOf\":\"" + writtenAt.get(0) + "\"}").getBytes(StandardCharsets.UTF_8));
 		assertThat(globGone.status()).as("%s", globGone).isEqualTo(410);
 		assertThat(globGone.json().get("detail").asString()).contains("'" + id + "'").contains("Nothing was restored");
+		assertThat(globGone.json().get("gone").valueStream().map(JsonNode::asString)).containsExactly(id);
 		assertThat(this.client.versions("trunc:neighbour")).containsExactly(1L);
 		assertThat(this.client.get("/states/" + id + "?version=4").body()).isEqualTo("{\"v\":4}");
 		assertThat(this.client.get("/states/" + id + "?version=5").status()).isEqualTo(404);

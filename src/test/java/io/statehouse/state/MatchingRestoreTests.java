@@ -1,6 +1,7 @@
 package io.statehouse.state;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -8,6 +9,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.statehouse.changelog.StateStore;
+import io.statehouse.lock.LockService;
+import io.statehouse.shared.Caller;
+import io.statehouse.shared.Glob;
 import io.statehouse.support.Race;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -18,6 +23,7 @@ import tools.jackson.databind.JsonNode;
 import org.springframework.beans.factory.annotation.Autowired;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** States as they were at a point in time: restored ({@code POST /states:restore}) and listed. */
 @StatehouseTest
@@ -25,6 +31,15 @@ class MatchingRestoreTests {
 
 	@Autowired
 	StatehouseClient client;
+
+	@Autowired
+	StateStore store;
+
+	@Autowired
+	LockService locks;
+
+	@Autowired
+	StateMetrics metrics;
 
 	@Test
 	void everyMatchingStateBecomesWhatItWasThenChangedCreatedAndDeletedSinceAlike() throws Exception {
@@ -99,6 +114,27 @@ class MatchingRestoreTests {
 		assertThat(this.client.get("/states/held:b").body()).isEqualTo("{\"b\":1}");
 		// The holder's lease is untouched: its next write, fenced, still lands.
 		assertThat(this.client.put("/states/held:b", "{\"b\":3}", "Lock-Token", token).status()).isEqualTo(200);
+	}
+
+	/** A lease granted after the plan looked (as a pipeline run starts): that id is left to its run. */
+	@Test
+	void aLeaseGrantedBetweenThePlanAndTheWritesKeepsTheRestoreOffItsState() throws Exception {
+		this.client.put("/states/late:a", "{\"a\":1}");
+		this.client.put("/states/late:b", "{\"b\":1}");
+		String then = lastWrittenAt("late:b");
+		Thread.sleep(20);
+		this.client.put("/states/late:a", "{\"a\":2}");
+		this.client.put("/states/late:b", "{\"b\":2}");
+		MatchingRestore restore = new MatchingRestore(this.store, this.locks, this.metrics,
+				() -> assertThat(this.client.acquire("late:b", "nightly", 60, 0).status()).isEqualTo(201));
+		MatchingRestore.Report report = restore.restore(new Glob("late:*"), Instant.parse(then), false, false,
+				Caller.OPEN);
+		assertThat(report.changes()).extracting(MatchingRestore.Step::id, MatchingRestore.Step::outcome,
+				MatchingRestore.Step::held)
+			.containsExactly(tuple("late:a", MatchingRestore.Outcome.WRITTEN, false),
+					tuple("late:b", MatchingRestore.Outcome.CONFLICT, true));
+		assertThat(this.client.get("/states/late:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/late:b").body()).isEqualTo("{\"b\":2}");
 	}
 
 	/**
@@ -214,6 +250,9 @@ class MatchingRestoreTests {
 			assertThat(refused.status()).as(body).isEqualTo(400);
 			assertThat(refused.header("Content-Type")).as(body).hasValue("application/problem+json");
 		}
+		Response unnamed = this.client.send("POST", "/states:restore", "application/json",
+				"{\"match\":\"bad-pit:*\"}".getBytes(StandardCharsets.UTF_8));
+		assertThat(unnamed.json().get("detail").asString()).isEqualTo("asOf: must not be null");
 		// Before its first version: the state did not exist then, so a restore would delete it.
 		JsonNode plan = restore("bad-pit:*", "2000-01-01T00:00:00+02:00", "\"dryRun\":true").json();
 		assertThat(changes(plan)).containsExactly("bad-pit:a DELETE 1 PLANNED");
