@@ -189,6 +189,9 @@ class MatchingRestore {
 				try {
 					done.add(step.written(this.store.await(write).state().version()));
 				}
+				catch (AlreadyAsThenException ex) {
+					done.add(step.unchanged());
+				}
 				catch (PreconditionFailedException | VersionGoneException ex) {
 					done.add(step.conflict());
 				}
@@ -200,7 +203,7 @@ class MatchingRestore {
 	private Written submit(Step step, String writtenBy) {
 		if (step.action() == Action.DELETE) {
 			return new Written(this.store.submit(step.id(), (current) -> {
-				requireUnchanged(step, current);
+				requireUnchanged(step, current, null);
 				return Change.delete(0, writtenBy);
 			}, 0), 0);
 		}
@@ -210,7 +213,7 @@ class MatchingRestore {
 		}
 		int bytes = earlier.document().length();
 		return new Written(this.store.submit(step.id(), (current) -> {
-			requireUnchanged(step, current);
+			requireUnchanged(step, current, earlier.document());
 			return Change.restore(earlier, 0, writtenBy);
 		}, bytes), bytes);
 	}
@@ -219,13 +222,32 @@ class MatchingRestore {
 	private record Written(CompletableFuture<Committed> write, long bytes) {
 	}
 
-	/** A write that landed after the plan read the id is kept: the restore does not overwrite what it did not see. */
-	private static void requireUnchanged(Step step, @Nullable StoredState current) {
+	/**
+	 * A write that landed after the plan read the id is kept: the restore does not overwrite what
+	 * it did not see — unless that write already made the state what the restore would.
+	 * @param wanted the document the restore writes; {@code null} for a deletion
+	 */
+	private static void requireUnchanged(Step step, @Nullable StoredState current, @Nullable String wanted) {
 		long now = (current != null) ? current.version() : 0;
-		if (now != step.current()) {
-			throw new PreconditionFailedException("State '" + step.id() + "' was written (version " + now
-					+ ") after the restore read it (version " + step.current() + ").", now);
+		if (now == step.current()) {
+			return;
 		}
+		boolean asWanted = (wanted != null) ? StoredState.isLive(current) && current.document().equals(wanted)
+				: !StoredState.isLive(current);
+		if (asWanted) {
+			throw new AlreadyAsThenException(step.id(), now);
+		}
+		throw new PreconditionFailedException("State '" + step.id() + "' was written (version " + now
+				+ ") after the restore read it (version " + step.current() + ").", now);
+	}
+
+	/** A state written, after the plan read it, to what the restore would write: nothing to do. */
+	private static final class AlreadyAsThenException extends PreconditionFailedException {
+
+		AlreadyAsThenException(String id, long version) {
+			super("State '" + id + "' is already as it was then (version " + version + ").", version);
+		}
+
 	}
 
 	/** The first ids of a list, for a problem's detail. */
@@ -256,6 +278,9 @@ class MatchingRestore {
 
 		/** Written. */
 		WRITTEN,
+
+		/** Not written: someone else made it what it was then after the restore read it. */
+		UNCHANGED,
 
 		/**
 		 * Not written: after the restore read the state, it was written (or its earlier version
@@ -293,6 +318,10 @@ class MatchingRestore {
 			return new Step(this.id, this.action, this.current, this.restoredFrom, version, this.held, Outcome.WRITTEN);
 		}
 
+		Step unchanged() {
+			return new Step(this.id, this.action, this.current, this.restoredFrom, null, this.held, Outcome.UNCHANGED);
+		}
+
 		Step conflict() {
 			return new Step(this.id, this.action, this.current, this.restoredFrom, null, this.held, Outcome.CONFLICT);
 		}
@@ -306,20 +335,25 @@ class MatchingRestore {
 	 * @param restored states written their earlier document (dry run: that would be)
 	 * @param deleted states deleted (dry run: that would be)
 	 * @param conflicts states not written: written, truncated or leased by someone else after the restore read them
-	 * @param unchanged matching states already as they were then (deleted then and now included)
+	 * @param unchanged matching states already as they were then (deleted then and now included), or made so by
+	 * someone else before the restore wrote them
 	 * @param changes every state changed (dry run: that would be), in id order
 	 */
 	@Schema(name = "RestoreReport")
 	record Report(Instant asOf, boolean dryRun, int restored, int deleted, int conflicts, int unchanged,
 			List<Step> changes) {
 
-		static Report of(Instant asOf, boolean dryRun, int unchanged, List<Step> changes) {
+		static Report of(Instant asOf, boolean dryRun, int unchangedBefore, List<Step> changes) {
+			int unchanged = unchangedBefore;
 			int restored = 0;
 			int deleted = 0;
 			int conflicts = 0;
 			for (Step step : changes) {
 				if (step.outcome() == Outcome.CONFLICT) {
 					conflicts++;
+				}
+				else if (step.outcome() == Outcome.UNCHANGED) {
+					unchanged++;
 				}
 				else if (step.action() == Action.RESTORE) {
 					restored++;

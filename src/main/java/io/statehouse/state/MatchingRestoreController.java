@@ -48,8 +48,9 @@ class MatchingRestoreController {
 					+ "written its document of then again (a `RESTORE` version), one created since is deleted, one "
 					+ "deleted since comes back. Refused whole, nothing written, when a state's version of then is no "
 					+ "longer retained (410) or, unless `force`, when a lease holds a state it would change (423). "
-					+ "Each state is written on its own: one written by someone else after the restore read it is "
-					+ "kept and reported as a conflict. `dryRun` answers the plan and writes nothing.")
+					+ "Each state is written on its own: one written or leased by someone else after the restore read it "
+					+ "is kept and reported as a `CONFLICT` (`UNCHANGED` if that write made it what it was then). "
+					+ "`dryRun` answers the plan and writes nothing.")
 	@ApiResponse(responseCode = "200", description = "What was restored (or, on a dry run, would be)")
 	@ApiResponse(responseCode = "400", description = "Not a glob or not an RFC 3339 time, or too many states match",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
