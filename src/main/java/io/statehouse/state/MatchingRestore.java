@@ -115,13 +115,16 @@ class MatchingRestore {
 							+ "': restore them a narrower glob at a time.");
 				}
 				List<VersionInfo> versions = this.store.history(summary.id());
-				PointInTime pointInTime = versions.isEmpty() ? null : PointInTime.of(versions, asOf);
-				if (pointInTime != null && pointInTime.gone()) {
+				if (versions.isEmpty()) {
+					unchanged++;
+					continue;
+				}
+				PointInTime pointInTime = PointInTime.of(versions, asOf);
+				if (pointInTime.gone()) {
 					gone.add(summary.id());
 					continue;
 				}
-				Step step = (pointInTime != null)
-						? step(summary.id(), pointInTime, versions.get(versions.size() - 1)) : null;
+				Step step = step(summary.id(), pointInTime, versions.get(versions.size() - 1));
 				if (step != null) {
 					steps.add(step);
 				}
@@ -136,24 +139,26 @@ class MatchingRestore {
 	}
 
 	/**
-	 * What an id needs to be as it was then: {@code null} when it already is. (A fence version
-	 * may be a deletion: whether a version is live is read from the version itself.)
+	 * What an id needs to be as it was then: {@code null} when it already is. Documents are read
+	 * only to compare two live versions.
 	 */
-	private @Nullable Step step(String id, PointInTime pointInTime, VersionInfo newestVersion) {
-		StoredState newest = version(id, newestVersion.version());
-		StoredState then = (pointInTime.then() != null) ? version(id, pointInTime.then().version()) : null;
-		if (!StoredState.isLive(then)) {
-			return StoredState.isLive(newest) ? Step.planned(id, Action.DELETE, newest.version(), null) : null;
+	private @Nullable Step step(String id, PointInTime pointInTime, VersionInfo newest) {
+		boolean liveNow = PointInTime.isLive(newest);
+		if (!pointInTime.existed()) {
+			return liveNow ? Step.planned(id, Action.DELETE, newest.version(), null) : null;
 		}
-		if (StoredState.isLive(newest) && then.document().equals(newest.document())) {
+		long then = pointInTime.then().version();
+		if (liveNow && (then == newest.version() || document(id, then).equals(document(id, newest.version())))) {
 			return null;
 		}
-		return Step.planned(id, Action.RESTORE, newest.version(), then.version());
+		return Step.planned(id, Action.RESTORE, newest.version(), then);
 	}
 
-	/** A version the history just listed: gone only if truncation came in between. */
-	private StoredState version(String id, long version) {
-		return this.store.version(id, version).orElseThrow(() -> new VersionGoneException(id, version));
+	/** A version's document: the history just listed it, so it is gone only if truncation came in between. */
+	private String document(String id, long version) {
+		return this.store.version(id, version)
+			.map(StoredState::document)
+			.orElseThrow(() -> new VersionGoneException(id, version));
 	}
 
 	/**
@@ -207,6 +212,7 @@ class MatchingRestore {
 				return Change.delete(0, writtenBy);
 			}, 0), 0);
 		}
+		// Read again, not kept from the plan: a plan of a thousand ids would hold a thousand documents.
 		StoredState earlier = this.store.version(step.id(), step.restoredFrom()).orElse(null);
 		if (earlier == null) {
 			return new Written(CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom())), 0);

@@ -41,7 +41,15 @@ record PointInTime(@Nullable VersionInfo then, VersionInfo oldest) {
 
 	/** A document existed then: {@link #then} is neither absent nor a deletion. */
 	boolean existed() {
-		return this.then != null && this.then.operation() != Operation.DELETE;
+		return this.then != null && isLive(this.then);
+	}
+
+	/**
+	 * Whether a version holds a document: not a deletion, nor a fence of one (a fence keeps what the
+	 * state held, and a deleted state holds no document: nothing, where a document is at least {@code {}}).
+	 */
+	static boolean isLive(VersionInfo version) {
+		return version.operation() != Operation.DELETE && version.sizeBytes() > 0;
 	}
 
 }

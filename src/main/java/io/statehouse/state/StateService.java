@@ -270,9 +270,7 @@ class StateService {
 				throw VersionGoneException.asOf(id.id(), asOf, pointInTime.oldest());
 			}
 			VersionInfo then = pointInTime.then();
-			// A fence keeps whatever the state held: a deletion too.
-			if (pointInTime.existed() && (then.operation() != Operation.FENCE
-					|| StoredState.isLive(this.store.version(id.id(), then.version()).orElse(null)))) {
+			if (pointInTime.existed()) {
 				items.add(new StateSummary(id.id(), then.version(), then.updatedAt(), then.sizeBytes()));
 			}
 		}

@@ -48,8 +48,7 @@ class MatchingRestoreTests {
 		this.client.put("/states/pit:same", "{\"c\":1}");
 		this.client.put("/states/pit:rewritten", "{\"d\":1}");
 		this.client.put("/states/pitfall", "{\"outside\":1}");
-		String then = lastWrittenAt("pit:rewritten");
-		Thread.sleep(20);
+		String then = writtenAtThenLater("pit:rewritten");
 		this.client.put("/states/pit:changed", "{\"a\":2}");
 		this.client.delete("/states/pit:deleted");
 		this.client.put("/states/pit:created", "{\"new\":1}");
@@ -92,8 +91,7 @@ class MatchingRestoreTests {
 	void aLeaseOnAStateItWouldChangeRefusesTheWholeRestoreUnlessForced() throws Exception {
 		this.client.put("/states/held:a", "{\"a\":1}");
 		this.client.put("/states/held:b", "{\"b\":1}");
-		String then = lastWrittenAt("held:b");
-		Thread.sleep(20);
+		String then = writtenAtThenLater("held:b");
 		this.client.put("/states/held:a", "{\"a\":2}");
 		this.client.put("/states/held:b", "{\"b\":2}");
 		String token = this.client.acquire("held:b", "nightly", 60, 0).token();
@@ -125,8 +123,7 @@ class MatchingRestoreTests {
 		this.client.put("/states/late:a", "{\"a\":1}");
 		this.client.put("/states/late:b", "{\"b\":1}");
 		this.client.put("/states/late:c", "{\"c\":1}");
-		String then = lastWrittenAt("late:c");
-		Thread.sleep(20);
+		String then = writtenAtThenLater("late:c");
 		this.client.put("/states/late:a", "{\"a\":2}");
 		this.client.put("/states/late:b", "{\"b\":2}");
 		this.client.put("/states/late:c", "{\"c\":2}");
@@ -159,8 +156,7 @@ class MatchingRestoreTests {
 			ids.add("race-pit:" + i);
 			this.client.put("/states/race-pit:" + i, "{\"n\":0}");
 		}
-		String then = lastWrittenAt(ids.get(ids.size() - 1));
-		Thread.sleep(20);
+		String then = writtenAtThenLater(ids.get(ids.size() - 1));
 		for (String id : ids) {
 			this.client.put("/states/" + id, "{\"n\":1}");
 		}
@@ -217,8 +213,7 @@ class MatchingRestoreTests {
 		this.client.put("/states/lst:a", "{\"a\":1}");
 		this.client.put("/states/lst:b", "{\"b\":1}");
 		this.client.put("/states/lst:c", "{\"c\":1}");
-		String then = lastWrittenAt("lst:c");
-		Thread.sleep(20);
+		String then = writtenAtThenLater("lst:c");
 		this.client.put("/states/lst:a", "{\"a\":2}");
 		this.client.delete("/states/lst:b");
 		this.client.put("/states/lst:d", "{\"d\":1}");
@@ -275,10 +270,15 @@ class MatchingRestoreTests {
 		return this.client.send("POST", "/states:restore", "application/json", body.getBytes(StandardCharsets.UTF_8));
 	}
 
-	/** When the id's newest version was written, as history tells it. */
-	private String lastWrittenAt(String id) {
+	/**
+	 * When the id's newest version was written, as history tells it; returns once the engine's
+	 * clock has moved on, so that what is written next is dated after it.
+	 */
+	private String writtenAtThenLater(String id) throws InterruptedException {
 		JsonNode versions = this.client.get("/states/" + id + "/versions").json();
-		return versions.get(versions.size() - 1).get("updatedAt").asString();
+		String writtenAt = versions.get(versions.size() - 1).get("updatedAt").asString();
+		Thread.sleep(20);
+		return writtenAt;
 	}
 
 	/** Restored, deleted, conflicts, unchanged. */
