@@ -1,6 +1,7 @@
 package io.statehouse;
 
 import io.statehouse.importer.ImportCommand;
+import io.statehouse.importer.TransferCommand;
 import io.statehouse.security.TokenCommand;
 
 import org.springframework.boot.SpringApplication;
@@ -18,6 +19,9 @@ public class StatehouseApplication {
 		}
 		if (args.length > 0 && args[0].equals(ImportCommand.NAME)) {
 			System.exit(ImportCommand.run(args));
+		}
+		if (args.length > 0 && (args[0].equals(TransferCommand.EXPORT) || args[0].equals(TransferCommand.IMPORT))) {
+			System.exit(TransferCommand.run(args));
 		}
 		SpringApplication.run(StatehouseApplication.class, args);
 	}

@@ -1,5 +1,6 @@
 package io.statehouse.changelog;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,6 +26,13 @@ public class StateStore {
 	/** The newest version of an id (possibly a tombstone), if it was ever written. */
 	public Optional<StoredState> newest(String id) {
 		return Optional.ofNullable(this.repository.newest(List.of(id), this.tail.position()).get(id)).map(Head::state);
+	}
+
+	/** The newest versions of ids (possibly tombstones) that were ever written, in one read. */
+	public Map<String, StoredState> newest(List<String> ids) {
+		Map<String, StoredState> newest = new HashMap<>();
+		this.repository.newest(ids, this.tail.position()).forEach((id, head) -> newest.put(id, head.state()));
+		return newest;
 	}
 
 	/** A given version of an id. */

@@ -2,6 +2,7 @@ package io.statehouse.importer;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -131,6 +132,38 @@ final class StatehouseApi {
 		send(request(path(id)).header("If-Match", "\"" + version + "\"")
 			.header("Content-Type", "application/json")
 			.PUT(HttpRequest.BodyPublishers.ofByteArray(this.json.writeValueAsBytes(document))), 200);
+	}
+
+	/**
+	 * Streams an export ({@code GET /states:export}) into {@code out}.
+	 * @param query the export's parameters, encoded
+	 */
+	void export(String query, OutputStream out) throws IOException, InterruptedException, Refusal {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(this.baseUrl + "/states:export?" + query))
+			.header("Accept", "application/x-ndjson");
+		if (this.token != null) {
+			request.header("Authorization", "Bearer " + this.token);
+		}
+		HttpResponse<InputStream> response = this.http.send(request.GET().build(),
+				HttpResponse.BodyHandlers.ofInputStream());
+		try (InputStream body = response.body()) {
+			if (response.statusCode() != 200) {
+				throw new Refusal(response.statusCode(), detail(new String(body.readAllBytes(), StandardCharsets.UTF_8)));
+			}
+			body.transferTo(out);
+		}
+	}
+
+	/**
+	 * Imports part of an export ({@code POST /states:import}).
+	 * @param query the import's parameters, encoded
+	 * @return its report
+	 */
+	JsonNode importPart(byte[] part, String query) throws IOException, InterruptedException, Refusal {
+		HttpResponse<String> response = send(request("/states:import?" + query)
+			.header("Content-Type", "application/x-ndjson")
+			.POST(HttpRequest.BodyPublishers.ofByteArray(part)), 200);
+		return this.json.readTree(response.body());
 	}
 
 	private HttpRequest.Builder request(String path) {

@@ -143,7 +143,9 @@ class SecurityConfiguration implements WebMvcConfigurer {
 			.permitAll()
 			.requestMatchers("/actuator/prometheus", "/actuator/metrics", "/actuator/metrics/**")
 			.access(scope(Scope.METRICS))
-			.requestMatchers(pathPattern(HttpMethod.DELETE, "/states"), pathPattern(HttpMethod.POST, "/states:restore"))
+			.requestMatchers(pathPattern(HttpMethod.DELETE, "/states"), pathPattern(HttpMethod.POST, "/states:restore"),
+					pathPattern(HttpMethod.GET, "/states:export"), pathPattern(HttpMethod.HEAD, "/states:export"),
+					pathPattern(HttpMethod.POST, "/states:import"))
 			.access(scope(Scope.ADMIN))
 			.requestMatchers(forced(pathPattern(HttpMethod.DELETE, "/locks/{id}")))
 			.access(onId(Scope.ADMIN))

@@ -3,7 +3,9 @@ package io.statehouse.state;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadConstraints;
@@ -28,6 +30,9 @@ class JsonDocuments {
 
 	private final JsonMapper mapper;
 
+	/** Reads an export's lines: a document nests one level below its line. */
+	private final JsonMapper lines;
+
 	private final int maxBytes;
 
 	private final int maxDepth;
@@ -39,10 +44,52 @@ class JsonDocuments {
 			.streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(this.maxDepth).build())
 			.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
 			.build();
-		this.mapper = JsonMapper.builder(factory)
+		this.mapper = mapper(factory);
+		this.lines = mapper(factory.rebuild()
+			.streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(this.maxDepth + 1).build())
+			.build());
+	}
+
+	private static JsonMapper mapper(JsonFactory factory) {
+		return JsonMapper.builder(factory)
 			.enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
 			.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
 			.build();
+	}
+
+	/** Largest document, in bytes of UTF-8. */
+	int maxBytes() {
+		return this.maxBytes;
+	}
+
+	/**
+	 * Reads one line of an export: a JSON object, duplicate keys refused, numbers exactly.
+	 * @throws InvalidDocumentException when it is not one
+	 */
+	JsonNode readLine(byte[] line) {
+		return checked(() -> this.lines.readTree(line), "The line", this.maxDepth + 1);
+	}
+
+	/**
+	 * A document read as part of a larger JSON value, checked and compact as {@link #readObject}
+	 * stores it.
+	 */
+	String normalize(JsonNode document, String what) {
+		if (!document.isObject()) {
+			throw new InvalidDocumentException(what + " must be a JSON object, not "
+					+ document.getNodeType().name().toLowerCase(Locale.ROOT) + ".");
+		}
+		String normalized = this.mapper.writeValueAsString(document);
+		int bytes = normalized.getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > this.maxBytes) {
+			throw new DocumentTooLargeException(what + " is " + bytes + " bytes; the limit is " + this.maxBytes + ".");
+		}
+		if (hasLoneSurrogate(normalized)) {
+			// An escaped half of a surrogate pair ("\ud800") is valid JSON but no text: stored as
+			// UTF-8 it would silently become '?'.
+			throw new InvalidDocumentException(what + " holds an unpaired UTF-16 surrogate escape, which is not text.");
+		}
+		return normalized;
 	}
 
 	/**
@@ -102,29 +149,25 @@ class JsonDocuments {
 		if (json.length == 0) {
 			throw new InvalidDocumentException(what + " is empty; a JSON object is required.");
 		}
-		JsonNode node;
+		JsonNode node = checked(() -> this.mapper.readTree(json), what, this.maxDepth);
+		if (node == null) {
+			throw new InvalidDocumentException(what + " must be a JSON object, not empty.");
+		}
+		return normalize(node, what);
+	}
+
+	private static JsonNode checked(Supplier<JsonNode> read, String what, int maxDepth) {
 		try {
-			node = this.mapper.readTree(json);
+			return read.get();
 		}
 		catch (StreamConstraintsException ex) {
 			throw new InvalidDocumentException(String.valueOf(ex.getOriginalMessage()).contains("nesting depth")
-					? what + " nests deeper than " + this.maxDepth + " levels."
+					? what + " nests deeper than " + maxDepth + " levels."
 					: what + " is beyond a limit of JSON: " + ex.getOriginalMessage());
 		}
 		catch (JacksonException ex) {
 			throw new InvalidDocumentException(what + " is not valid JSON: " + ex.getOriginalMessage());
 		}
-		if (node == null || !node.isObject()) {
-			throw new InvalidDocumentException(what + " must be a JSON object, not "
-					+ ((node == null) ? "empty" : node.getNodeType().name().toLowerCase(java.util.Locale.ROOT)) + ".");
-		}
-		String normalized = this.mapper.writeValueAsString(node);
-		if (hasLoneSurrogate(normalized)) {
-			// An escaped half of a surrogate pair ("\ud800") is valid JSON but no text: stored as
-			// UTF-8 it would silently become '?'.
-			throw new InvalidDocumentException(what + " holds an unpaired UTF-16 surrogate escape, which is not text.");
-		}
-		return normalized;
 	}
 
 	private static boolean hasLoneSurrogate(String text) {

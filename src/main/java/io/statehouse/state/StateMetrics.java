@@ -23,7 +23,7 @@ class StateMetrics {
 	/** The operations a write is counted under. */
 	enum Write {
 
-		PUT, PATCH, DELETE, RESTORE, CLEAR, RESTORE_MATCHING;
+		PUT, PATCH, DELETE, RESTORE, CLEAR, RESTORE_MATCHING, IMPORT;
 
 		final String tag = name().toLowerCase(Locale.ROOT);
 
@@ -35,7 +35,7 @@ class StateMetrics {
 
 	StateMetrics(MeterRegistry meters) {
 		this.writes = Counter.builder("statehouse.state.writes")
-			.description("State writes by operation (put, patch, delete, restore, clear: a glob delete, restore_matching: a glob restored to a point in time) and outcome: "
+			.description("State writes by operation (put, patch, delete, restore, clear: a glob delete, restore_matching: a glob restored to a point in time, import: an import of an export) and outcome: "
 					+ "written, replayed (an idempotent retry), or the problem that refused it")
 			.withRegistry(meters);
 		this.documentSizes = DistributionSummary.builder("statehouse.state.document.size")

@@ -1,0 +1,103 @@
+package io.statehouse.state;
+
+import java.io.OutputStream;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import io.statehouse.changelog.ChangeFeed;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.changelog.StateSummary;
+import io.statehouse.changelog.StoredState;
+import io.statehouse.changelog.VersionInfo;
+import io.statehouse.shared.Caller;
+import io.statehouse.shared.Glob;
+import io.statehouse.shared.Page;
+import io.statehouse.state.ExportFormat.Header;
+import io.statehouse.state.ExportFormat.StateLine;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.stereotype.Service;
+
+/**
+ * Every state whose id matches a glob, written as {@link ExportFormat JSON Lines} while it is read:
+ * a page of ids at a time, so memory stays the same at a million states. Not a snapshot: a state
+ * written during the export appears as it is when its page is read, so every state is as new as
+ * the header's time and cursor, or newer, and a consumer that follows the change feed from that
+ * cursor sees every change the export may have missed (as {@code mongodump --oplog} does).
+ */
+@Service
+class StateExport {
+
+	private final StateStore store;
+
+	private final ChangeFeed feed;
+
+	private final JsonMapper json = JsonMapper.builder().build();
+
+	StateExport(StateStore store, ChangeFeed feed) {
+		this.store = store;
+		this.feed = feed;
+	}
+
+	/**
+	 * Writes the export. Its lines are flushed a page at a time; a failure midway ends the stream
+	 * without its end line, which an import refuses.
+	 * @param history every retained version of each id, deletions included, instead of the newest live ones
+	 */
+	void export(Glob match, boolean history, Caller caller, OutputStream out) {
+		Header header = new Header(Instant.now(), this.feed.end().toString(), match.text(), history);
+		try (JsonGenerator lines = this.json.createGenerator(out)) {
+			header.write(lines);
+			long written = 0;
+			String after = null;
+			List<StateSummary> page;
+			do {
+				page = history ? this.store.listWithDeleted("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE)
+						: this.store.list("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
+				written += history ? writeHistories(page, lines) : writeNewest(page, lines);
+				lines.flush();
+				after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+			}
+			while (page.size() == Page.MAX_SIZE);
+			ExportFormat.writeEnd(lines, written);
+		}
+	}
+
+	private int writeNewest(List<StateSummary> page, JsonGenerator lines) {
+		Map<String, StoredState> newest = this.store.newest(page.stream().map(StateSummary::id).toList());
+		int written = 0;
+		for (StateSummary summary : page) {
+			StoredState state = newest.get(summary.id());
+			// Deleted since the page was listed: it is not in the export, as if listed after.
+			if (StoredState.isLive(state)) {
+				new StateLine(state.id(), state.version(), state.updatedAt(), null, null, state.document()).write(lines);
+				written++;
+			}
+		}
+		return written;
+	}
+
+	/** Each id's retained versions, with their documents: a read of the history and one per version. */
+	private int writeHistories(List<StateSummary> page, JsonGenerator lines) {
+		int written = 0;
+		for (StateSummary summary : page) {
+			for (VersionInfo version : this.store.history(summary.id())) {
+				StoredState state = PointInTime.isLive(version)
+						? this.store.version(summary.id(), version.version()).orElse(null) : null;
+				if (PointInTime.isLive(version) && state == null) {
+					// Truncated since its history was read: older than anything still retained.
+					continue;
+				}
+				new StateLine(summary.id(), version.version(), version.updatedAt(), version.operation().name(),
+						(version.writtenBy() != null) ? version.writtenBy() : "",
+						(state != null) ? state.document() : null)
+					.write(lines);
+				written++;
+			}
+		}
+		return written;
+	}
+
+}

@@ -1,0 +1,341 @@
+package io.statehouse.state;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import io.statehouse.changelog.Change;
+import io.statehouse.changelog.Committed;
+import io.statehouse.changelog.StateStore;
+import io.statehouse.changelog.StoredState;
+import io.statehouse.shared.Caller;
+import io.statehouse.shared.InvalidRequestException;
+import io.statehouse.state.ExportFormat.Header;
+import io.statehouse.state.ExportFormat.StateLine;
+import io.statehouse.state.StateMetrics.Write;
+import io.swagger.v3.oas.annotations.media.Schema;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.stereotype.Service;
+
+/**
+ * An export ({@link ExportFormat}) written into this service's states: each id made what the
+ * export says (its last line: the newest version, or with history the newest retained one) as
+ * {@link ImportDecision} decides — nothing when it already is, so an import repeated writes
+ * nothing, and never over a state changed after the export was made unless told to.
+ *
+ * <p>The whole body is read and checked first, into a file, so that a body with any bad line is
+ * refused (400) with nothing written, at any size and in bounded memory. Then ids are written a
+ * batch at a time, each on its own and decided against the version it replaces: a state written
+ * by someone else during the import is newer than the export and is kept.
+ */
+@Service
+class StateImport {
+
+	/** Ids read in one statement, and writes in flight at once with their documents' bytes. */
+	private static final int BATCH = 500;
+
+	private static final long BATCH_BYTES = 4L << 20;
+
+	/** The most refusals a report names; it counts them all. */
+	static final int MAX_REFUSALS_NAMED = 100;
+
+	private final StateStore store;
+
+	private final JsonDocuments documents;
+
+	private final StateMetrics metrics;
+
+	/** Runs between reading a batch's states and writing them: where a test makes a write come in between. */
+	private final Runnable afterRead;
+
+	@Autowired
+	StateImport(StateStore store, JsonDocuments documents, StateMetrics metrics) {
+		this(store, documents, metrics, () -> {
+		});
+	}
+
+	StateImport(StateStore store, JsonDocuments documents, StateMetrics metrics, Runnable afterRead) {
+		this.store = store;
+		this.documents = documents;
+		this.metrics = metrics;
+		this.afterRead = afterRead;
+	}
+
+	/**
+	 * @param overwriteNewer write over states changed after the export was made too
+	 * @param dryRun decide only: what would be written, written nowhere
+	 * @throws InvalidRequestException when a line of the body is not one of an export (nothing is written)
+	 */
+	Report importStates(InputStream body, boolean overwriteNewer, boolean dryRun, Caller caller) throws IOException {
+		return this.metrics.counted(Write.IMPORT, () -> {
+			Path spool = Files.createTempFile("statehouse-import-", ".jsonl");
+			try {
+				Header header;
+				try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(spool))) {
+					header = check(new BufferedInputStream(body), out);
+				}
+				Tally tally = new Tally(header.exportedAt(), dryRun);
+				try (InputStream in = new BufferedInputStream(Files.newInputStream(spool))) {
+					write(in, overwriteNewer, caller, tally);
+				}
+				return tally.report();
+			}
+			finally {
+				Files.deleteIfExists(spool);
+			}
+		});
+	}
+
+	/** Reads the whole body, checks every line, and keeps the lines of states. */
+	private Header check(InputStream body, OutputStream states) throws IOException {
+		int maxLine = this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
+		Header header = null;
+		boolean ended = false;
+		long number = 0;
+		long lines = 0;
+		byte[] previousId = null;
+		long previousVersion = 0;
+		byte[] line;
+		while ((line = ExportFormat.nextLine(body, maxLine, number + 1)) != null) {
+			number++;
+			if (line.length == 0) {
+				continue;
+			}
+			if (ended) {
+				throw new InvalidRequestException("line " + number + ": nothing may follow the end line");
+			}
+			JsonNode node = read(line, number);
+			if (header == null) {
+				header = Header.read(node);
+				continue;
+			}
+			if (ExportFormat.isEnd(node, lines, number)) {
+				ended = true;
+				continue;
+			}
+			StateLine state = StateLine.read(node, this.documents, number);
+			byte[] id = state.id().getBytes(StandardCharsets.UTF_8);
+			int order = (previousId != null) ? Arrays.compareUnsigned(id, previousId) : 1;
+			if (order < 0 || (order == 0 && state.version() <= previousVersion)) {
+				throw new InvalidRequestException("line " + number + ": out of order: an export lists ids in "
+						+ "ascending order of their UTF-8 bytes, and an id's versions oldest first");
+			}
+			previousId = id;
+			previousVersion = state.version();
+			states.write(line);
+			states.write('\n');
+			lines++;
+		}
+		if (header == null) {
+			throw new InvalidRequestException("The body is empty: an export starts with its header line.");
+		}
+		if (!ended) {
+			throw new InvalidRequestException("The body ends after line " + number + " without the end line "
+					+ "({\"end\":true,\"lines\":…}): an export cut short? Nothing was imported.");
+		}
+		return header;
+	}
+
+	private JsonNode read(byte[] line, long number) {
+		try {
+			return this.documents.readLine(line);
+		}
+		catch (InvalidDocumentException ex) {
+			throw new InvalidRequestException("line " + number + ": " + ex.getMessage());
+		}
+	}
+
+	/** Writes each id's last line, a batch of ids at a time. */
+	private void write(InputStream states, boolean overwriteNewer, Caller caller, Tally tally) throws IOException {
+		List<StateLine> batch = new ArrayList<>();
+		long bytes = 0;
+		StateLine last = null;
+		byte[] line;
+		while (true) {
+			line = ExportFormat.nextLine(states, Integer.MAX_VALUE, 0);
+			StateLine state = (line != null) ? StateLine.read(this.documents.readLine(line), this.documents, 0) : null;
+			if (last != null && (state == null || !state.id().equals(last.id()))) {
+				batch.add(last);
+				bytes += (last.document() != null) ? last.document().length() : 0;
+				if (state == null || batch.size() == BATCH || bytes >= BATCH_BYTES) {
+					writeBatch(batch, overwriteNewer, caller, tally);
+					batch.clear();
+					bytes = 0;
+				}
+			}
+			if (state == null) {
+				return;
+			}
+			last = state;
+		}
+	}
+
+	private void writeBatch(List<StateLine> batch, boolean overwriteNewer, Caller caller, Tally tally) {
+		List<String> permitted = batch.stream().map(StateLine::id).filter(caller.ids()::permits).toList();
+		Map<String, StoredState> current = this.store.newest(permitted);
+		this.afterRead.run();
+		List<StateLine> submitted = new ArrayList<>();
+		List<CompletableFuture<Committed>> writes = new ArrayList<>();
+		for (StateLine wanted : batch) {
+			if (!caller.ids().permits(wanted.id())) {
+				tally.refused(wanted.id(), Reason.FORBIDDEN, null);
+				continue;
+			}
+			Instant asOf = exportedAsOf(wanted, tally.exportedAt);
+			StoredState now = current.get(wanted.id());
+			ImportDecision decision = ImportDecision.of(wanted.document(), now, asOf, overwriteNewer);
+			if (decision == ImportDecision.UNCHANGED || decision == ImportDecision.NEWER || tally.dryRun) {
+				tally.decided(wanted.id(), decision, now);
+				continue;
+			}
+			submitted.add(wanted);
+			writes.add(this.store.submit(wanted.id(), (state) -> change(wanted, state, asOf, overwriteNewer, caller),
+					(wanted.document() != null) ? wanted.document().length() : 0));
+		}
+		for (int i = 0; i < writes.size(); i++) {
+			String id = submitted.get(i).id();
+			try {
+				Committed committed = this.store.await(writes.get(i));
+				tally.decided(id, committed.state().deleted() ? ImportDecision.DELETE
+						: committed.created() ? ImportDecision.CREATE : ImportDecision.REPLACE, null);
+			}
+			catch (NotWrittenException ex) {
+				tally.decided(id, ex.decision, ex.current);
+			}
+		}
+	}
+
+	/** The write, decided again against the version it replaces, which may be newer than the one read. */
+	private static Change change(StateLine wanted, @Nullable StoredState current, Instant asOf, boolean overwriteNewer,
+			Caller caller) {
+		ImportDecision decision = ImportDecision.of(wanted.document(), current, asOf, overwriteNewer);
+		return switch (decision) {
+			case UNCHANGED, NEWER -> throw new NotWrittenException(decision, current);
+			case DELETE -> Change.delete(0, caller.name());
+			case CREATE, REPLACE -> Change.put(wanted.document(), 0, caller.name());
+		};
+	}
+
+	/** An exported version was current from its own time to at least the export's. */
+	private static Instant exportedAsOf(StateLine line, Instant exportedAt) {
+		return line.updatedAt().isAfter(exportedAt) ? line.updatedAt() : exportedAt;
+	}
+
+	/** The decision, made again at the write, left nothing to write. */
+	private static final class NotWrittenException extends RuntimeException {
+
+		private final ImportDecision decision;
+
+		private final @Nullable StoredState current;
+
+		NotWrittenException(ImportDecision decision, @Nullable StoredState current) {
+			super(decision.name(), null, false, false);
+			this.decision = decision;
+			this.current = current;
+		}
+
+	}
+
+	/** The counts as ids are decided. */
+	private static final class Tally {
+
+		private final Instant exportedAt;
+
+		private final boolean dryRun;
+
+		private long created;
+
+		private long replaced;
+
+		private long deleted;
+
+		private long unchanged;
+
+		private long refused;
+
+		private final List<Refusal> refusals = new ArrayList<>();
+
+		Tally(Instant exportedAt, boolean dryRun) {
+			this.exportedAt = exportedAt;
+			this.dryRun = dryRun;
+		}
+
+		void decided(String id, ImportDecision decision, @Nullable StoredState current) {
+			switch (decision) {
+				case CREATE -> this.created++;
+				case REPLACE -> this.replaced++;
+				case DELETE -> this.deleted++;
+				case UNCHANGED -> this.unchanged++;
+				case NEWER -> refused(id, Reason.NEWER, current);
+			}
+		}
+
+		void refused(String id, Reason reason, @Nullable StoredState current) {
+			this.refused++;
+			if (this.refusals.size() < MAX_REFUSALS_NAMED) {
+				this.refusals.add(new Refusal(id, reason, (current != null) ? current.version() : null,
+						(current != null) ? current.updatedAt() : null));
+			}
+		}
+
+		Report report() {
+			return new Report(this.exportedAt, this.dryRun, this.created + this.replaced + this.deleted + this.unchanged
+					+ this.refused, this.created, this.replaced, this.deleted, this.unchanged, this.refused,
+					List.copyOf(this.refusals));
+		}
+
+	}
+
+	/** Why an id was not imported. */
+	enum Reason {
+
+		/** The state changed after the export was made: kept, unless the import overwrites newer states. */
+		NEWER,
+
+		/** The token may not touch the id. */
+		FORBIDDEN
+
+	}
+
+	/**
+	 * An id the import did not write.
+	 * @param version the state's newest version, when it was newer
+	 * @param updatedAt when that version was written
+	 */
+	@Schema(name = "ImportRefusal")
+	record Refusal(String id, Reason reason,
+			@Schema(types = { "integer", "null" }, format = "int64") @Nullable Long version,
+			@Schema(types = { "string", "null" }, format = "date-time") @Nullable Instant updatedAt) {
+	}
+
+	/**
+	 * What an import did, or on a dry run would do.
+	 * @param exportedAt the export's time
+	 * @param ids the ids in the export
+	 * @param created states written that were absent or deleted
+	 * @param replaced states written over another document
+	 * @param deleted states deleted (an exported history that ends in a deletion)
+	 * @param unchanged states already as exported
+	 * @param refused ids not written
+	 * @param refusals the first {@value StateImport#MAX_REFUSALS_NAMED} of them, in id order
+	 */
+	@Schema(name = "ImportReport")
+	record Report(Instant exportedAt, boolean dryRun, long ids, long created, long replaced, long deleted,
+			long unchanged, long refused, List<Refusal> refusals) {
+	}
+
+}

@@ -1,0 +1,228 @@
+package io.statehouse.state;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import io.statehouse.changelog.StateStore;
+import io.statehouse.shared.Caller;
+import io.statehouse.support.StatehouseClient;
+import io.statehouse.support.StatehouseClient.Response;
+import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code GET /states:export} and {@code POST /states:import} over HTTP, on one service. */
+@StatehouseTest
+class StateTransferTests {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	@Autowired
+	StatehouseClient client;
+
+	@Autowired
+	StateStore store;
+
+	@Autowired
+	JsonDocuments documents;
+
+	@Autowired
+	StateMetrics metrics;
+
+	@Test
+	void exportListsTheNewestLiveStatesInIdOrderBetweenHeaderAndEndLine() {
+		this.client.put("/states/xp:b", "{\"b\":1}");
+		this.client.put("/states/xp:b", "{\"b\":2.50}");
+		this.client.put("/states/xp:a%20%C3%A9", "{\"a\":\"é\"}");
+		this.client.put("/states/xp:gone", "{}");
+		this.client.delete("/states/xp:gone");
+		this.client.put("/states/xq:outside", "{}");
+
+		String export = export("xp:*", false);
+		// Documents as stored, byte for byte (2.50 stays 2.50).
+		assertThat(export).contains(",\"document\":{\"b\":2.50}}\n");
+		List<JsonNode> lines = lines(export);
+		JsonNode header = lines.get(0);
+		assertThat(header.get("statehouse").asString()).isEqualTo("states");
+		assertThat(header.get("format").asInt()).isEqualTo(1);
+		assertThat(header.get("match").asString()).isEqualTo("xp:*");
+		assertThat(Instant.parse(header.get("exportedAt").asString())).isBefore(Instant.now());
+		assertThat(header.get("cursor").asString()).isNotEmpty();
+		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("id").asString() + " "
+				+ line.get("version").asLong() + " " + line.get("document").propertyNames()).containsExactly("xp:a é 1 [a]",
+						"xp:b 2 [b]");
+		assertThat(lines.get(lines.size() - 1).toString()).isEqualTo("{\"end\":true,\"lines\":2}");
+	}
+
+	@Test
+	void exportWithHistoryListsEveryRetainedVersionDeletionsIncluded() {
+		this.client.put("/states/xh:a", "{\"v\":1}");
+		this.client.patch("/states/xh:a", "{\"w\":2}");
+		this.client.delete("/states/xh:a");
+		List<JsonNode> lines = lines(export("xh:*", true));
+		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("version").asLong() + " "
+				+ line.get("operation").asString() + " " + line.get("writtenBy").asString() + " " + line.get("document"))
+			.containsExactly("1 PUT open {\"v\":1}", "2 PATCH open {\"v\":1,\"w\":2}", "3 DELETE open null");
+	}
+
+	@Test
+	void importCreatesReplacesAndLeavesAloneAndASecondImportWritesNothing() {
+		this.client.put("/states/im:a", "{\"a\":1}");
+		this.client.put("/states/im:b", "{\"b\":1}");
+		this.client.put("/states/im:c", "{\"c\":1}");
+		String export = export("im:*", false);
+		this.client.delete("/states/im:a");
+		// Older than the export, as if the export had been made after these writes.
+		String later = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(60) + "\"");
+		this.client.put("/states/im:b", "{\"b\":2}");
+
+		JsonNode report = importing(later, "").json();
+		assertThat(counts(report)).isEqualTo("created 1 replaced 1 deleted 0 unchanged 1 refused 0 ids 3");
+		assertThat(this.client.get("/states/im:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/im:b").body()).isEqualTo("{\"b\":1}");
+		assertThat(this.client.versions("im:c")).containsExactly(1L);
+
+		assertThat(counts(importing(later, "").json())).isEqualTo("created 0 replaced 0 deleted 0 unchanged 3 refused 0 ids 3");
+		assertThat(this.client.versions("im:b")).containsExactly(1L, 2L, 3L);
+	}
+
+	@Test
+	void aStateChangedAfterTheExportIsRefusedAndNamedUnlessOverwritten() {
+		this.client.put("/states/nw:a", "{\"a\":1}");
+		this.client.put("/states/nw:b", "{\"b\":1}");
+		String export = export("nw:*", false);
+		Response newer = this.client.put("/states/nw:a", "{\"a\":2}");
+		this.client.delete("/states/nw:b");
+
+		JsonNode report = importing(export, "").json();
+		assertThat(counts(report)).isEqualTo("created 0 replaced 0 deleted 0 unchanged 0 refused 2 ids 2");
+		assertThat(report.get("refusals").valueStream().map((r) -> r.get("id").asString() + " " + r.get("reason").asString()
+				+ " " + r.get("version").asLong())).containsExactly("nw:a NEWER 2", "nw:b NEWER 2");
+		assertThat(report.get("refusals").get(0).get("updatedAt").asString()).isEqualTo(
+				this.client.get("/states?prefix=nw:a").json().get("items").get(0).get("updatedAt").asString());
+		assertThat(newer.version()).isEqualTo(2);
+		assertThat(this.client.get("/states/nw:a").body()).isEqualTo("{\"a\":2}");
+
+		JsonNode dryRun = importing(export, "?overwriteNewer=true&dryRun=true").json();
+		assertThat(counts(dryRun)).isEqualTo("created 1 replaced 1 deleted 0 unchanged 0 refused 0 ids 2");
+		assertThat(this.client.versions("nw:a")).containsExactly(1L, 2L);
+
+		assertThat(counts(importing(export, "?overwriteNewer=true").json()))
+			.isEqualTo("created 1 replaced 1 deleted 0 unchanged 0 refused 0 ids 2");
+		assertThat(this.client.get("/states/nw:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/nw:b").body()).isEqualTo("{\"b\":1}");
+	}
+
+	@Test
+	void anExportedHistoryEndingInADeletionDeletesAndTheLastLineOfAnIdDecides() {
+		this.client.put("/states/hd:a", "{\"a\":1}");
+		this.client.delete("/states/hd:a");
+		this.client.put("/states/hd:b", "{\"b\":1}");
+		this.client.put("/states/hd:b", "{\"b\":2}");
+		String export = export("hd:*", true);
+		this.client.put("/states/hd:a", "{\"again\":1}");
+		this.client.put("/states/hd:b", "{\"b\":1}");
+		String late = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(60) + "\"");
+
+		JsonNode report = importing(late, "").json();
+		assertThat(counts(report)).isEqualTo("created 0 replaced 1 deleted 1 unchanged 0 refused 0 ids 2");
+		assertThat(this.client.get("/states/hd:a").status()).isEqualTo(404);
+		assertThat(this.client.get("/states/hd:b").body()).isEqualTo("{\"b\":2}");
+	}
+
+	@Test
+	void aBodyWithABadLineIsRefusedWholeAndNothingIsWritten() {
+		String header = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\",\"cursor\":\"0\","
+				+ "\"match\":\"*\",\"history\":false}\n";
+		String good = "{\"id\":\"bad:first\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n";
+		String end = "{\"end\":true,\"lines\":2}\n";
+		assertRefused("", "The body is empty");
+		assertRefused("{\"id\":\"bad:first\"}\n", "line 1: not the header of an export");
+		assertRefused(header.replace("\"format\":1", "\"format\":2"), "line 1: format 2 is not one this service reads");
+		assertRefused(header + good, "without the end line");
+		assertRefused(header + good + "{\"id\":\"bad:second\",\"version\":1,\"updatedAt\":\"x\",\"document\":{}}\n" + end,
+				"line 3: updatedAt: must be a UTC time");
+		assertRefused(header + good + good.replace("bad:first", "bad:a") + end, "line 3: out of order");
+		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("{}}", "[]}") + end,
+				"line 3: document must be a JSON object, not array");
+		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("\"document\"", "\"doc\"") + end,
+				"line 3: unknown field 'doc'");
+		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("{}}", "{\"a\":1,\"a\":2}}") + end,
+				"line 3: The line is not valid JSON");
+		assertRefused(header + good + good.replace("bad:first", "bad\\u0000z") + end, "line 3: id:");
+		assertRefused(header + good + good.replace("bad:first", "bad:z") + "{\"end\":true,\"lines\":3}\n",
+				"the end line counts 3 lines of states, the file has 2");
+		assertRefused(header + good + end.replace("2", "1") + good, "nothing may follow the end line");
+		String big = "{\"id\":\"bad:z\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"x\":\""
+				+ "y".repeat((1 << 20) + 8192) + "\"}}\n";
+		assertRefused(header + good + big + end, "line 3: longer than");
+		assertThat(this.client.get("/states/bad:first").status()).isEqualTo(404);
+	}
+
+	@Test
+	void aWriteBetweenTheImportsReadAndItsWriteIsKeptAsNewer() throws Exception {
+		this.client.put("/states/race:a", "{\"a\":1}");
+		this.client.put("/states/race:b", "{\"b\":1}");
+		String export = export("race:*", false);
+		this.client.delete("/states/race:a");
+		this.client.delete("/states/race:b");
+		Instant exportedAt = Instant.now();
+		Thread.sleep(5);
+		StateImport racing = new StateImport(this.store, this.documents, this.metrics, () -> {
+			this.client.put("/states/race:a", "{\"a\":\"theirs\"}");
+			this.client.put("/states/race:b", "{\"b\":1}");
+		});
+		StateImport.Report report = racing.importStates(
+				new ByteArrayInputStream(export.replaceFirst("\"exportedAt\":\"[^\"]+\"",
+						"\"exportedAt\":\"" + exportedAt + "\"").getBytes(StandardCharsets.UTF_8)),
+				false, false, Caller.OPEN);
+		// Both were deleted before the export's time, so the import meant to create both; at its
+		// write one had been written since (kept), the other made what the export says (nothing to write).
+		assertThat(report.created()).isZero();
+		assertThat(report.unchanged()).isEqualTo(1);
+		assertThat(report.refusals()).extracting(StateImport.Refusal::id, StateImport.Refusal::reason)
+			.containsExactly(org.assertj.core.groups.Tuple.tuple("race:a", StateImport.Reason.NEWER));
+		assertThat(this.client.get("/states/race:a").body()).isEqualTo("{\"a\":\"theirs\"}");
+		assertThat(this.client.versions("race:b")).containsExactly(1L, 2L, 3L);
+	}
+
+	private void assertRefused(String body, String detail) {
+		Response response = importing(body, "");
+		assertThat(response.status()).as("%s", response).isEqualTo(400);
+		assertThat(response.json().get("detail").asString()).contains(detail);
+	}
+
+	private String export(String match, boolean history) {
+		Response response = this.client.get("/states:export?match=" + match + "&history=" + history, "Accept",
+				"application/x-ndjson");
+		assertThat(response.status()).as("%s", response).isEqualTo(200);
+		assertThat(response.header("Content-Type")).hasValueSatisfying((type) -> assertThat(type).startsWith(
+				"application/x-ndjson"));
+		return response.body();
+	}
+
+	private Response importing(String body, String query) {
+		return this.client.send("POST", "/states:import" + query, "application/x-ndjson",
+				body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static List<JsonNode> lines(String export) {
+		return Arrays.stream(export.split("\n")).map(JSON::readTree).collect(Collectors.toList());
+	}
+
+	private static String counts(JsonNode report) {
+		return "created " + report.get("created") + " replaced " + report.get("replaced") + " deleted "
+				+ report.get("deleted") + " unchanged " + report.get("unchanged") + " refused " + report.get("refused")
+				+ " ids " + report.get("ids");
+	}
+
+}
