@@ -16,6 +16,7 @@ import io.statehouse.shared.Page;
 import io.statehouse.state.ExportFormat.Header;
 import io.statehouse.state.ExportFormat.StateLine;
 import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.stereotype.Service;
@@ -34,7 +35,9 @@ class StateExport {
 
 	private final ChangeFeed feed;
 
-	private final JsonMapper json = JsonMapper.builder().build();
+	/** Ends each line itself: no separator between root values. */
+	private final JsonMapper json = JsonMapper.builder(JsonFactory.builder().rootValueSeparator((String) null).build())
+		.build();
 
 	StateExport(StateStore store, ChangeFeed feed) {
 		this.store = store;

@@ -52,6 +52,7 @@ class StateTransferTests {
 		assertThat(export).contains(",\"document\":{\"b\":2.50}}\n");
 		List<JsonNode> lines = lines(export);
 		JsonNode header = lines.get(0);
+		assertThat(export).startsWith("{\"statehouse\":\"states\",\"format\":1,").doesNotContain("\n ");
 		assertThat(header.get("statehouse").asString()).isEqualTo("states");
 		assertThat(header.get("format").asInt()).isEqualTo(1);
 		assertThat(header.get("match").asString()).isEqualTo("xp:*");
