@@ -10,6 +10,7 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.parameters.RequestBody;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.security.SecurityRequirement;
 import io.swagger.v3.oas.annotations.tags.Tag;
@@ -76,14 +77,13 @@ class StateTransferController {
 					+ "nothing), and refused (`NEWER`, kept) when it changed after the export was made — the later "
 					+ "of `exportedAt` and the line's `updatedAt` — unless `overwriteNewer`. Versions are this "
 					+ "service's own: an imported state gets its next version. The whole body is checked before "
-					+ "anything is written: one bad line and nothing is. " + FORMAT_DOC)
+					+ "anything is written: one bad line and nothing is. " + FORMAT_DOC,
+			requestBody = @RequestBody(description = "An export", required = true,
+					content = @Content(mediaType = ExportFormat.MEDIA_TYPE, schema = @Schema(type = "string"))))
 	@ApiResponse(responseCode = "200", description = "What was imported (or, on a dry run, would be)")
 	@ApiResponse(responseCode = "400", description = "A line that is not one of an export, or a body cut short",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
-	StateImport.Report importStates(
-			@io.swagger.v3.oas.annotations.parameters.RequestBody(description = "An export",
-					content = @Content(mediaType = ExportFormat.MEDIA_TYPE,
-							schema = @Schema(type = "string"))) InputStream body,
+	StateImport.Report importStates(InputStream body,
 			@Parameter(description = "Write over states changed after the export too") @RequestParam(
 					defaultValue = "false") boolean overwriteNewer,
 			@Parameter(description = "Decide only; write nothing") @RequestParam(defaultValue = "false") boolean dryRun,

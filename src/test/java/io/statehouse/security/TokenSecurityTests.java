@@ -122,6 +122,10 @@ class TokenSecurityTests {
 				new Operation("restore by glob", "POST", "/states:restore",
 						"{\"match\":\"prod:sec-none*\",\"asOf\":\"2000-01-01T00:00:00Z\"}", PROD_ADMIN, PROD_WRITER,
 						null, 200),
+				new Operation("export", "GET", "/states:export?match=prod:sec-none*", null, PROD_ADMIN, PROD_WRITER, null,
+						200),
+				new Operation("import", "POST", "/states:import", export("prod:sec-imported"), PROD_ADMIN, PROD_WRITER,
+						null, 200),
 				new Operation("acquire", "POST", "/locks/prod:sec-free", lease, PROD_WRITER, READER, "/locks/dev:sec-free",
 						201),
 				new Operation("renew", "PUT", "/locks/prod:sec-held", "{}", PROD_WRITER, READER, "/locks/dev:sec-held",
@@ -172,6 +176,19 @@ class TokenSecurityTests {
 		assertThat(plan.json().get("changes").valueStream().map((change) -> change.get("id").asString()))
 			.contains("prod:sec-existing", "shared:x")
 			.allSatisfy((id) -> assertThat(id).matches("prod:.*|shared:."));
+	}
+
+	@Test
+	void anExportAndAnImportTouchOnlyTheIdsOfTheirToken() {
+		Response export = call(PROD_ADMIN, "GET", "/states:export", null);
+		assertThat(export.status()).as("%s", export).isEqualTo(200);
+		assertThat(export.body()).contains("\"id\":\"prod:sec-existing\"").doesNotContain("\"id\":\"dev:");
+		Response imported = call(PROD_ADMIN, "POST", "/states:import", export("dev:sec-smuggled", "prod:sec-welcome"));
+		assertThat(imported.status()).as("%s", imported).isEqualTo(200);
+		assertThat(imported.json().get("refusals").toString())
+			.isEqualTo("[{\"id\":\"dev:sec-smuggled\",\"reason\":\"FORBIDDEN\",\"version\":null,\"updatedAt\":null}]");
+		assertThat(imported.json().get("created").asInt()).isEqualTo(1);
+		assertThat(call(ROOT, "GET", "/states/dev:sec-smuggled", null).status()).isEqualTo(404);
 	}
 
 	/** What the right token's call acts on exists (a renewal or release with a wrong token is a 409: it got in). */
@@ -375,15 +392,29 @@ class TokenSecurityTests {
 	private Response call(String secret, String method, String path, @Nullable String body, String... headers) {
 		List<String> all = new ArrayList<>(List.of("Authorization", "Bearer " + secret));
 		all.addAll(List.of(headers));
-		String contentType = (body == null) ? null : method.equals("PATCH") ? "application/merge-patch+json"
-				: "application/json";
-		return this.client.send(method, path, contentType,
+		return this.client.send(method, path, contentType(method, path, body),
 				(body != null) ? body.getBytes(StandardCharsets.UTF_8) : new byte[0], all.toArray(String[]::new));
 	}
 
 	private static @Nullable String contentType(Operation operation) {
-		return (operation.body() == null) ? null
-				: operation.method().equals("PATCH") ? "application/merge-patch+json" : "application/json";
+		return contentType(operation.method(), operation.path(), operation.body());
+	}
+
+	private static @Nullable String contentType(String method, String path, @Nullable String body) {
+		if (body == null) {
+			return null;
+		}
+		return method.equals("PATCH") ? "application/merge-patch+json"
+				: path.startsWith("/states:import") ? "application/x-ndjson" : "application/json";
+	}
+
+	/** An export of states with these ids, each the document {@code {}}. */
+	private static String export(String... ids) {
+		StringBuilder export = new StringBuilder("{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n");
+		for (String id : ids) {
+			export.append("{\"id\":\"").append(id).append("\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n");
+		}
+		return export.append("{\"end\":true,\"lines\":").append(ids.length).append("}\n").toString();
 	}
 
 	private static byte[] body(Operation operation) {

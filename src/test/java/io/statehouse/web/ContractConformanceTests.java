@@ -56,6 +56,8 @@ class ContractConformanceTests {
 
 	private static final String MERGE_PATCH = "application/merge-patch+json";
 
+	private static final String NDJSON = "application/x-ndjson";
+
 	/** The headers the API answers with that a client acts on: each must be documented where it is sent. */
 	private static final List<String> API_HEADERS = List.of("ETag", "Last-Modified", "Location", "Idempotent-Replayed",
 			"Lock-Token", "Retry-After", "WWW-Authenticate", "X-Request-Id");
@@ -164,6 +166,18 @@ class ContractConformanceTests {
 		send("restoreStates", 403, "POST", "/states:restore", READER, JSON, plan);
 		send("restoreStates", 406, "POST", "/states:restore", ADMIN, JSON, plan, "Accept", "text/csv");
 		send("restoreStates", 415, "POST", "/states:restore", ADMIN, "text/plain", plan);
+		String export = send("exportStates", 200, "GET", "/states:export?match=walk:*", ADMIN, null, null).body();
+		assertThat(export).endsWith("}\n").contains("\"id\":\"walk:s\"");
+		send("exportStates", 400, "GET", "/states:export?match=%01", ADMIN, null, null);
+		send("exportStates", 401, "GET", "/states:export", null, null, null);
+		send("exportStates", 403, "GET", "/states:export", READER, null, null);
+		send("exportStates", 406, "GET", "/states:export", ADMIN, null, null, "Accept", "text/csv");
+		send("importStates", 200, "POST", "/states:import", ADMIN, NDJSON, export);
+		send("importStates", 400, "POST", "/states:import", ADMIN, NDJSON, export.substring(0, export.indexOf('\n')));
+		send("importStates", 401, "POST", "/states:import", null, NDJSON, export);
+		send("importStates", 403, "POST", "/states:import", READER, NDJSON, export);
+		send("importStates", 406, "POST", "/states:import", ADMIN, NDJSON, export, "Accept", "text/csv");
+		send("importStates", 415, "POST", "/states:import", ADMIN, "text/plain", export);
 		// A state deleted since is created again — from a version that is not the newest, so at once.
 		await().atMost(Duration.ofSeconds(60)).until(() -> {
 			String version = request("PUT", "/states/walk:r", ADMIN, JSON, "{\"v\":1}").headers()
@@ -324,6 +338,11 @@ class ContractConformanceTests {
 		assertUnavailable(send("deleteStates", 503, "DELETE", "/states?match=walk:*", ADMIN, null, null));
 		assertUnavailable(send("restoreStates", 503, "POST", "/states:restore", ADMIN, JSON,
 				"{\"match\":\"walk:*\",\"asOf\":\"2000-01-01T00:00:00Z\"}"));
+		assertUnavailable(send("exportStates", 503, "GET", "/states:export", ADMIN, null, null));
+		assertUnavailable(send("importStates", 503, "POST", "/states:import", ADMIN, NDJSON,
+				"{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n"
+						+ "{\"id\":\"walk:i\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n"
+						+ "{\"end\":true,\"lines\":1}\n"));
 		assertUnavailable(send("acquireLock", 503, "POST", "/locks/walk:u", ADMIN, JSON,
 				"{\"owner\":\"walker\",\"ttlSeconds\":30}"));
 		assertUnavailable(send("renewLock", 503, "PUT", "/locks/walk:u", ADMIN, JSON, "{}", "Lock-Token", token));

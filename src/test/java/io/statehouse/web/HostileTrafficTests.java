@@ -88,6 +88,21 @@ class HostileTrafficTests {
 			"text/plain", "", "application/json; charset=utf-16", "application/*", "garbage", "application/json; x=\"");
 
 	/** Bodies of a glob restore: dry runs, and what is no such request (not a time, not a glob, not a flag). */
+	/** Imports: sent as dry runs, so that a valid one changes nothing; the others must be refused whole. */
+	private static final String HEADER = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n";
+
+	private static final String LINE = "{\"id\":\"hostile:a\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"i\":1}}\n";
+
+	private static final List<String> IMPORTS = List.of(HEADER + LINE + "{\"end\":true,\"lines\":1}\n", HEADER + LINE,
+			HEADER + LINE + LINE + "{\"end\":true,\"lines\":2}\n", LINE + "{\"end\":true,\"lines\":1}\n",
+			HEADER + LINE.replace("hostile:a", "\\u0000") + "{\"end\":true,\"lines\":1}\n",
+			HEADER + LINE.replace("{\"i\":1}", "\"x\"") + "{\"end\":true,\"lines\":1}\n",
+			HEADER + LINE.replace("1,", "-1,") + "{\"end\":true,\"lines\":1}\n",
+			HEADER + LINE.replace("{\"i\":1}", "[".repeat(5000)) + "{\"end\":true,\"lines\":1}\n",
+			HEADER + "{\"end\":true,\"lines\":-1}\n", HEADER + "{\"end\":true,\"lines\":0}\n{}\n",
+			HEADER.replace("1,", "1.5,") + "{\"end\":true,\"lines\":0}\n", "\n\n\n", "\u00ff\u00fe\u0000", "not json",
+			HEADER + "\r\n" + LINE.replace("\n", "\r\n") + "{\"end\":true,\"lines\":1}");
+
 	private static final List<String> GLOB_RESTORES = List.of(
 			"{\"match\":\"hostile:*\",\"asOf\":\"2000-01-01T00:00:00Z\",\"dryRun\":true}",
 			"{\"match\":\"hostile:*\",\"asOf\":\"9999-12-31T23:59:59.999999999+14:00\",\"dryRun\":true,\"force\":true}",
@@ -168,7 +183,7 @@ class HostileTrafficTests {
 		String method;
 		String path;
 		boolean write = true;
-		switch (this.random.nextInt(15)) {
+		switch (this.random.nextInt(16)) {
 			case 0 -> {
 				method = "GET";
 				path = "/states/" + segment + (maybe() ? "?version=" + pick(VERSIONS) : "");
@@ -241,6 +256,20 @@ class HostileTrafficTests {
 				path = "/states:restore";
 				body = bodyBytes(pick(GLOB_RESTORES));
 				contentType(headers, "application/json");
+				id = null;
+				valid = false;
+				write = false;
+			}
+			case 14 -> {
+				// An export, or an import as a dry run: nothing changes either way.
+				boolean export = maybe();
+				method = export ? "GET" : "POST";
+				path = export ? "/states:export" + pick(List.of("", "?match=hostile:*", "?match=", "?match=%00",
+						"?history=maybe", "?history=true&match=hostile:?")) : "/states:import?dryRun=true";
+				if (!export) {
+					body = bodyBytes(pick(IMPORTS));
+					contentType(headers, "application/x-ndjson");
+				}
 				id = null;
 				valid = false;
 				write = false;
