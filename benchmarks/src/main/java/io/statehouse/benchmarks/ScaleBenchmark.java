@@ -112,7 +112,7 @@ public final class ScaleBenchmark {
 	 * Versions 1..n of ids {@code scale:0000000}…: each version's claim named by a hash of its id and
 	 * version, and its parent the claim of the version before, as the writer links them.
 	 */
-	private static void load(Connection sql, String database, int ids, int versions) throws Exception {
+	static void load(Connection sql, String database, int ids, int versions) throws Exception {
 		try (Statement statement = sql.createStatement()) {
 			statement.execute("""
 					INSERT INTO `%s`.`changelog` (state_id, version, operation, document, deleted, fencing,
@@ -128,7 +128,7 @@ public final class ScaleBenchmark {
 		}
 	}
 
-	private static void awaitMaterialized(Connection sql, String database, int ids) throws Exception {
+	static void awaitMaterialized(Connection sql, String database, int ids) throws Exception {
 		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
 		while (Long.parseLong(query(sql, "SELECT count() FROM `" + database + "`.`state` FINAL")) < ids) {
 			if (System.nanoTime() > deadline) {
@@ -231,7 +231,7 @@ public final class ScaleBenchmark {
 	 * What survives young collections while something runs: the old generation's peak above its
 	 * use after a full GC before. Young-generation peaks say only how big the young generation is.
 	 */
-	private record OldGeneration(List<MemoryPoolMXBean> pools, long before) {
+	record OldGeneration(List<MemoryPoolMXBean> pools, long before) {
 
 		static OldGeneration measure() {
 			System.gc();
@@ -377,14 +377,14 @@ public final class ScaleBenchmark {
 		return Load.percentile(all.sorted().toArray(), 0.50);
 	}
 
-	private static String query(Connection sql, String query) throws Exception {
+	static String query(Connection sql, String query) throws Exception {
 		try (Statement statement = sql.createStatement(); ResultSet result = statement.executeQuery(query)) {
 			result.next();
 			return result.getString(1);
 		}
 	}
 
-	private static double seconds(long since) {
+	static double seconds(long since) {
 		return (System.nanoTime() - since) / 1e9;
 	}
 
