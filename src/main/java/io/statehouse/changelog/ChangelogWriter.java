@@ -1,5 +1,6 @@
 package io.statehouse.changelog;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -129,6 +130,11 @@ class ChangelogWriter implements SmartLifecycle {
 			this.lock.unlock();
 		}
 		return pending.result;
+	}
+
+	/** How long a write may take to be durable before its caller is answered 503. */
+	Duration timeout() {
+		return this.properties.timeout();
 	}
 
 	/**

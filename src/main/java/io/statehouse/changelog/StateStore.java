@@ -1,5 +1,7 @@
 package io.statehouse.changelog;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +35,15 @@ public class StateStore {
 		Map<String, StoredState> newest = new HashMap<>();
 		this.repository.newest(ids, this.tail.position()).forEach((id, head) -> newest.put(id, head.state()));
 		return newest;
+	}
+
+	/**
+	 * A time before which every acknowledged write is visible to reads now: a version is dated when
+	 * its claim is written, and a write not durable within the writer's timeout of that is never
+	 * acknowledged. An export dated so holds every version acknowledged before its date.
+	 */
+	public Instant acknowledgedBefore() {
+		return Instant.now().minus(this.writer.timeout()).truncatedTo(ChronoUnit.MILLIS);
 	}
 
 	/** A given version of an id. */

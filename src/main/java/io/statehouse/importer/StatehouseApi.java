@@ -30,6 +30,9 @@ final class StatehouseApi {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
+	/** A part of an import is written before it is answered: thousands of writes. */
+	private static final Duration IMPORT_TIMEOUT = Duration.ofMinutes(10);
+
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
 		.connectTimeout(Duration.ofSeconds(10))
@@ -160,7 +163,7 @@ final class StatehouseApi {
 	 * @return its report
 	 */
 	JsonNode importPart(byte[] part, String query) throws IOException, InterruptedException, Refusal {
-		HttpResponse<String> response = send(request("/states:import?" + query)
+		HttpResponse<String> response = send(request("/states:import?" + query).timeout(IMPORT_TIMEOUT)
 			.header("Content-Type", "application/x-ndjson")
 			.POST(HttpRequest.BodyPublishers.ofByteArray(part)), 200);
 		return this.json.readTree(response.body());

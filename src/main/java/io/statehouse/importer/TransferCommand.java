@@ -12,6 +12,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,6 +50,7 @@ public final class TransferCommand {
 			  --output=<file>          default: standard output
 			import (<file> may be - for standard input):
 			  --overwrite-newer        also write over states changed after the export was made
+			  --force                  also write states held by leases
 			  --dry-run                decide only; print what would be written
 			  --part-size=<ids>        ids sent in one request; default: 10000
 			Exit status: 0 done; 1 some ids refused (listed); 2 nothing or not everything done.""";
@@ -131,15 +133,92 @@ public final class TransferCommand {
 
 	private int importFile(Options options) throws IOException, InterruptedException, Refusal {
 		Path file = options.file();
-		long size = (file != null) ? Files.size(file) : -1;
-		try (InputStream in = new BufferedInputStream((file != null) ? Files.newInputStream(file) : System.in, 1 << 16)) {
-			byte[] header = line(in);
-			if (header == null) {
-				this.err.println("The file is empty.");
+		Path spool = null;
+		if (file == null) {
+			// Standard input is read twice, as a file is: once to check it whole, once to send it.
+			spool = Files.createTempFile("statehouse-import-", ".jsonl");
+			Files.copy(System.in, spool, StandardCopyOption.REPLACE_EXISTING);
+			file = spool;
+		}
+		try {
+			String problem = check(file);
+			if (problem != null) {
+				this.err.println(problem + " Nothing was imported.");
 				return 2;
 			}
-			Totals totals = new Totals();
-			String query = "overwriteNewer=" + options.overwriteNewer() + "&dryRun=" + options.dryRun();
+			return send(file, options);
+		}
+		finally {
+			if (spool != null) {
+				Files.deleteIfExists(spool);
+			}
+		}
+	}
+
+	/**
+	 * Checks what the service checks of a whole file, so that no part of a file that would be
+	 * refused is sent: every line JSON, ids in order, one end line, last, counting the lines before.
+	 * The service checks each part's lines in full.
+	 * @return what is wrong, or {@code null}
+	 */
+	private static @Nullable String check(Path file) throws IOException {
+		try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+			long number = 0;
+			long states = 0;
+			boolean header = false;
+			boolean ended = false;
+			byte[] previousId = null;
+			byte[] line;
+			while ((line = line(in)) != null) {
+				number++;
+				if (line.length == 0) {
+					continue;
+				}
+				if (ended) {
+					return "Line " + number + " follows the end line.";
+				}
+				JsonNode node;
+				try {
+					node = JsonMapper.shared().readTree(line);
+				}
+				catch (JacksonException ex) {
+					return "Line " + number + " is not JSON (" + ex.getOriginalMessage() + "): a file cut short?";
+				}
+				if (!header) {
+					header = true;
+					continue;
+				}
+				if (node.has("end")) {
+					if (!node.path("lines").canConvertToLong() || node.path("lines").asLong() != states) {
+						return "The end line (line " + number + ") counts " + node.path("lines") + " lines of states; the "
+								+ "file has " + states + ": lines lost or added?";
+					}
+					ended = true;
+					continue;
+				}
+				byte[] id = node.path("id").asString("").getBytes(StandardCharsets.UTF_8);
+				if (previousId != null && Arrays.compareUnsigned(id, previousId) < 0) {
+					return "Line " + number + " is out of order: an export lists ids in ascending order of their bytes.";
+				}
+				previousId = id;
+				states++;
+			}
+			if (!header) {
+				return "The file is empty.";
+			}
+			return ended ? null
+					: "The file ends without the end line ({\"end\":true,...}): an export cut short?";
+		}
+	}
+
+	/** Sends the file a part at a time, and says what was done however it ends. */
+	private int send(Path file, Options options) throws IOException, InterruptedException, Refusal {
+		long size = Files.size(file);
+		Totals totals = new Totals();
+		String query = "overwriteNewer=" + options.overwriteNewer() + "&force=" + options.force() + "&dryRun="
+				+ options.dryRun();
+		try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+			byte[] header = line(in);
 			Part part = new Part(header);
 			long read = header.length + 1;
 			byte[] line;
@@ -154,42 +233,30 @@ public final class TransferCommand {
 				}
 				if (!id.equals(part.lastId) && (part.ids >= options.partSize() || part.bytes.size() >= PART_BYTES)) {
 					totals.add(this.api.importPart(part.end(), query));
-					progress(totals.summary() + ((size > 0) ? " (" + (100 * read / size) + " %)" : ""), false);
+					progress(totals.summary() + " (" + (100 * read / size) + " %)", false);
 					part = new Part(header);
 				}
 				part.add(id, line);
 			}
-			if (line == null) {
-				this.err.println("The file ends without the end line ({\"end\":true,...}): an export cut short? "
-						+ totals.summary() + " before that.");
-				return 2;
-			}
 			if (part.ids > 0) {
 				totals.add(this.api.importPart(part.end(), query));
 			}
-			progress(totals.summary(), true);
-			totals.refusals.forEach((refusal) -> this.out.println("refused " + refusal));
-			this.out.println(totals.summary());
-			return (totals.refused > 0) ? 1 : 0;
 		}
+		catch (IOException | Refusal ex) {
+			progress("", true);
+			this.err.println("Stopped after " + totals.summary() + "; run again: what was imported is unchanged then.");
+			throw ex;
+		}
+		progress(totals.summary(), true);
+		totals.refusals.forEach((refusal) -> this.out.println("refused " + refusal));
+		this.out.println(totals.summary());
+		return (totals.refused > 0) ? 1 : 0;
 	}
 
 	/** The id of a state's line; {@code null} for the end line. */
-	private static @Nullable String id(byte[] line) throws IOException {
-		try {
-			JsonNode node = JsonMapper.shared().readTree(line);
-			if (node.has("end")) {
-				return null;
-			}
-			if (!node.path("id").isString()) {
-				throw new IOException("A line without an id: " + new String(line, 0, Math.min(line.length, 200),
-						StandardCharsets.UTF_8));
-			}
-			return node.path("id").asString();
-		}
-		catch (JacksonException ex) {
-			throw new IOException("A line that is not JSON: " + ex.getOriginalMessage());
-		}
+	private static @Nullable String id(byte[] line) {
+		JsonNode node = JsonMapper.shared().readTree(line);
+		return node.has("end") ? null : node.path("id").asString("");
 	}
 
 	private static byte @Nullable [] line(InputStream in) throws IOException {
@@ -328,7 +395,7 @@ public final class TransferCommand {
 	 * @param file the export's file; {@code null} for standard output or input
 	 */
 	record Options(URI statehouseUrl, @Nullable String token, String match, boolean history, @Nullable Path file,
-			boolean overwriteNewer, boolean dryRun, int partSize) {
+			boolean overwriteNewer, boolean force, boolean dryRun, int partSize) {
 
 		static Options parse(String command, List<String> args, Map<String, String> environment) {
 			URI url = URI.create("http://localhost:8080");
@@ -337,6 +404,7 @@ public final class TransferCommand {
 			boolean history = false;
 			Path file = null;
 			boolean overwriteNewer = false;
+			boolean force = false;
 			boolean dryRun = false;
 			int partSize = 10_000;
 			boolean export = command.equals(EXPORT);
@@ -351,6 +419,7 @@ public final class TransferCommand {
 					case "--history" -> history = only(export, name, flag(name, value));
 					case "--output" -> file = Path.of(only(export, name, required(name, value)));
 					case "--overwrite-newer" -> overwriteNewer = only(!export, name, flag(name, value));
+					case "--force" -> force = only(!export, name, flag(name, value));
 					case "--dry-run" -> dryRun = only(!export, name, flag(name, value));
 					case "--part-size" -> partSize = only(!export, name, positive(name, value));
 					default -> {
@@ -364,7 +433,7 @@ public final class TransferCommand {
 			if (!export && file == null && !args.contains("-")) {
 				throw new IllegalArgumentException("import needs the file to import (- for standard input)");
 			}
-			return new Options(url, token, match, history, file, overwriteNewer, dryRun, partSize);
+			return new Options(url, token, match, history, file, overwriteNewer, force, dryRun, partSize);
 		}
 
 		private static <T> T only(boolean allowed, String name, T value) {

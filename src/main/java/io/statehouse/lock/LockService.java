@@ -1,8 +1,11 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
@@ -221,6 +224,24 @@ public class LockService {
 	/** Whether a live lease holds the id now. */
 	public boolean isHeld(String id) {
 		return this.repository.read(id).holder() != null;
+	}
+
+	/**
+	 * Of these ids, those a live lease holds now: read from a listing of every live lease (a few,
+	 * as a rule), not one read per id.
+	 */
+	public Set<String> heldAmong(Collection<String> ids) {
+		Set<String> wanted = new HashSet<>(ids);
+		Set<String> held = new HashSet<>();
+		String after = null;
+		List<LockRecord> page;
+		do {
+			page = this.repository.live("", IdScope.ANY.toLike(), after, Page.MAX_SIZE);
+			page.stream().map(LockRecord::id).filter(wanted::contains).forEach(held::add);
+			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+		}
+		while (page.size() == Page.MAX_SIZE);
+		return held;
 	}
 
 	/** The live lease on an id, and how many wait for it. */

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.InvalidRequestException;
@@ -69,7 +70,8 @@ final class ExportFormat {
 		}
 
 		static Header read(JsonNode line) {
-			if (!"states".equals(line.path("statehouse").asString(null)) || !line.path("format").isIntegralNumber()) {
+			if (!"states".equals(line.path("statehouse").asString(null)) || !line.path("format").isIntegralNumber()
+					|| !line.path("format").canConvertToInt()) {
 				throw new InvalidRequestException("line 1: not the header of an export of states "
 						+ "({\"statehouse\":\"states\",\"format\":1,\"exportedAt\":…})");
 			}
@@ -78,6 +80,9 @@ final class ExportFormat {
 						+ " is not one this service reads (" + VERSION + ")");
 			}
 			requireOnly(line, HEADER_FIELDS, 1);
+			requireType(line, "cursor", JsonNode::isString, "text", 1);
+			requireType(line, "match", JsonNode::isString, "text", 1);
+			requireType(line, "history", JsonNode::isBoolean, "true or false", 1);
 			return new Header(time(line, "exportedAt", 1), line.path("cursor").asString(""),
 					line.path("match").asString("*"), line.path("history").asBoolean(false));
 		}
@@ -136,6 +141,8 @@ final class ExportFormat {
 			catch (InvalidDocumentException | DocumentTooLargeException ex) {
 				throw new InvalidRequestException("line " + number + ": " + ex.getMessage());
 			}
+			requireType(line, "operation", JsonNode::isString, "text", number);
+			requireType(line, "writtenBy", JsonNode::isString, "text", number);
 			return new StateLine(id.asString(), version.asLong(), time(line, "updatedAt", number),
 					line.path("operation").asString(null), line.path("writtenBy").asString(null), normalized);
 		}
@@ -157,7 +164,8 @@ final class ExportFormat {
 			return false;
 		}
 		requireOnly(line, END_FIELDS, number);
-		if (!line.path("end").asBoolean(false) || !line.path("lines").isIntegralNumber()) {
+		if (!line.path("end").isBoolean() || !line.path("end").asBoolean() || !line.path("lines").isIntegralNumber()
+				|| !line.path("lines").canConvertToLong()) {
 			throw new InvalidRequestException("line " + number + ": the end line is {\"end\":true,\"lines\":…}");
 		}
 		if (line.path("lines").asLong() != lines) {
@@ -198,12 +206,19 @@ final class ExportFormat {
 		}
 	}
 
+	private static void requireType(JsonNode line, String field, Predicate<JsonNode> type,
+			String what, long number) {
+		if (line.has(field) && !type.test(line.get(field))) {
+			throw new InvalidRequestException("line " + number + ": " + field + ": must be " + what);
+		}
+	}
+
 	private static Instant time(JsonNode line, String field, long number) {
 		try {
 			return Instant.parse(line.path(field).asString(""));
 		}
 		catch (DateTimeParseException ex) {
-			throw new InvalidRequestException("line " + number + ": " + field + ": must be a UTC time such as "
+			throw new InvalidRequestException("line " + number + ": " + field + ": must be an RFC 3339 time such as "
 					+ "2026-12-01T00:00:00Z");
 		}
 	}

@@ -1,7 +1,6 @@
 package io.statehouse.state;
 
 import java.io.OutputStream;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -24,12 +23,23 @@ import org.springframework.stereotype.Service;
 /**
  * Every state whose id matches a glob, written as {@link ExportFormat JSON Lines} while it is read:
  * a page of ids at a time, so memory stays the same at a million states. Not a snapshot: a state
- * written during the export appears as it is when its page is read, so every state is as new as
- * the header's time and cursor, or newer, and a consumer that follows the change feed from that
- * cursor sees every change the export may have missed (as {@code mongodump --oplog} does).
+ * written during the export appears as it is when its page is read. Every state is as new as the
+ * header's time (a writer's timeout before the export began: {@link StateStore#acknowledgedBefore})
+ * and its cursor, or newer, and a consumer that follows the change feed from that cursor sees every
+ * change the export may have missed (as {@code mongodump --oplog} does).
  */
 @Service
 class StateExport {
+
+	/**
+	 * Ids listed at a time. A listing's page costs a read of every id after its start (it groups
+	 * the state table with the changelog's tail before it can stop), so few large pages cost far
+	 * less than many small ones; a page holds summaries only.
+	 */
+	private static final int PAGE = 10_000;
+
+	/** Ids whose documents are read, and held, at a time. */
+	private static final int DOCUMENTS = Page.MAX_SIZE;
 
 	private final StateStore store;
 
@@ -50,20 +60,23 @@ class StateExport {
 	 * @param history every retained version of each id, deletions included, instead of the newest live ones
 	 */
 	void export(Glob match, boolean history, Caller caller, OutputStream out) {
-		Header header = new Header(Instant.now(), this.feed.end().toString(), match.text(), history);
+		Header header = new Header(this.store.acknowledgedBefore(), this.feed.end().toString(), match.text(), history);
 		try (JsonGenerator lines = this.json.createGenerator(out)) {
 			header.write(lines);
 			long written = 0;
 			String after = null;
 			List<StateSummary> page;
 			do {
-				page = history ? this.store.listWithDeleted("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE)
-						: this.store.list("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
-				written += history ? writeHistories(page, lines) : writeNewest(page, lines);
-				lines.flush();
+				page = history ? this.store.listWithDeleted("", match.toLike(), caller.ids().toLike(), after, PAGE)
+						: this.store.list("", match.toLike(), caller.ids().toLike(), after, PAGE);
+				for (int from = 0; from < page.size(); from += DOCUMENTS) {
+					List<StateSummary> part = page.subList(from, Math.min(page.size(), from + DOCUMENTS));
+					written += history ? writeHistories(part, lines) : writeNewest(part, lines);
+					lines.flush();
+				}
 				after = page.isEmpty() ? null : page.get(page.size() - 1).id();
 			}
-			while (page.size() == Page.MAX_SIZE);
+			while (page.size() == PAGE);
 			ExportFormat.writeEnd(lines, written);
 		}
 	}

@@ -8,17 +8,20 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.changelog.StoredState;
+import io.statehouse.lock.LockService;
 import io.statehouse.shared.Caller;
 import io.statehouse.shared.InvalidRequestException;
 import io.statehouse.state.ExportFormat.Header;
@@ -50,10 +53,15 @@ class StateImport {
 
 	private static final long BATCH_BYTES = 4L << 20;
 
+	/** How far ahead of this service's clock a file's times may be: clocks apart, but not by much. */
+	static final Duration CLOCK_TOLERANCE = Duration.ofMinutes(1);
+
 	/** The most refusals a report names; it counts them all. */
 	static final int MAX_REFUSALS_NAMED = 100;
 
 	private final StateStore store;
+
+	private final LockService locks;
 
 	private final JsonDocuments documents;
 
@@ -63,24 +71,24 @@ class StateImport {
 	private final Runnable afterRead;
 
 	@Autowired
-	StateImport(StateStore store, JsonDocuments documents, StateMetrics metrics) {
-		this(store, documents, metrics, () -> {
+	StateImport(StateStore store, LockService locks, JsonDocuments documents, StateMetrics metrics) {
+		this(store, locks, documents, metrics, () -> {
 		});
 	}
 
-	StateImport(StateStore store, JsonDocuments documents, StateMetrics metrics, Runnable afterRead) {
+	StateImport(StateStore store, LockService locks, JsonDocuments documents, StateMetrics metrics,
+			Runnable afterRead) {
 		this.store = store;
+		this.locks = locks;
 		this.documents = documents;
 		this.metrics = metrics;
 		this.afterRead = afterRead;
 	}
 
 	/**
-	 * @param overwriteNewer write over states changed after the export was made too
-	 * @param dryRun decide only: what would be written, written nowhere
 	 * @throws InvalidRequestException when a line of the body is not one of an export (nothing is written)
 	 */
-	Report importStates(InputStream body, boolean overwriteNewer, boolean dryRun, Caller caller) throws IOException {
+	Report importStates(InputStream body, Options options, Caller caller) throws IOException {
 		return this.metrics.counted(Write.IMPORT, () -> {
 			Path spool = Files.createTempFile("statehouse-import-", ".jsonl");
 			try {
@@ -88,9 +96,9 @@ class StateImport {
 				try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(spool))) {
 					header = check(new BufferedInputStream(body), out);
 				}
-				Tally tally = new Tally(header.exportedAt(), dryRun);
+				Tally tally = new Tally(header.exportedAt(), Instant.now(), options.dryRun());
 				try (InputStream in = new BufferedInputStream(Files.newInputStream(spool))) {
-					write(in, overwriteNewer, caller, tally);
+					write(in, options, caller, tally);
 				}
 				return tally.report();
 			}
@@ -102,7 +110,10 @@ class StateImport {
 
 	/** Reads the whole body, checks every line, and keeps the lines of states. */
 	private Header check(InputStream body, OutputStream states) throws IOException {
-		int maxLine = this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
+		Instant latest = Instant.now().plus(CLOCK_TOLERANCE);
+		// A stored document may be longer than the limit its body was held to: compacting lengthens
+		// some numbers (1e5 is stored as 1E+5), by at most a third.
+		int maxLine = 2 * this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
 		Header header = null;
 		boolean ended = false;
 		long number = 0;
@@ -121,6 +132,7 @@ class StateImport {
 			JsonNode node = read(line, number);
 			if (header == null) {
 				header = Header.read(node);
+				requireNotAfter(header.exportedAt(), latest, number);
 				continue;
 			}
 			if (ExportFormat.isEnd(node, lines, number)) {
@@ -128,6 +140,7 @@ class StateImport {
 				continue;
 			}
 			StateLine state = StateLine.read(node, this.documents, number);
+			requireNotAfter(state.updatedAt(), latest, number);
 			byte[] id = state.id().getBytes(StandardCharsets.UTF_8);
 			int order = (previousId != null) ? Arrays.compareUnsigned(id, previousId) : 1;
 			if (order < 0 || (order == 0 && state.version() <= previousVersion)) {
@@ -150,6 +163,15 @@ class StateImport {
 		return header;
 	}
 
+	/** A time from the future says the clocks are apart, or the file was not made by an export. */
+	private static void requireNotAfter(Instant time, Instant latest, long number) {
+		if (time.isAfter(latest)) {
+			throw new InvalidRequestException("line " + number + ": " + time + " is later than this service's clock ("
+					+ latest.minus(CLOCK_TOLERANCE) + "): are the clocks apart? An import would take writes made here "
+					+ "before that time for older than the export.");
+		}
+	}
+
 	private JsonNode read(byte[] line, long number) {
 		try {
 			return this.documents.readLine(line);
@@ -160,7 +182,7 @@ class StateImport {
 	}
 
 	/** Writes each id's last line, a batch of ids at a time. */
-	private void write(InputStream states, boolean overwriteNewer, Caller caller, Tally tally) throws IOException {
+	private void write(InputStream states, Options options, Caller caller, Tally tally) throws IOException {
 		List<StateLine> batch = new ArrayList<>();
 		long bytes = 0;
 		StateLine last = null;
@@ -172,7 +194,7 @@ class StateImport {
 				batch.add(last);
 				bytes += (last.document() != null) ? last.document().length() : 0;
 				if (state == null || batch.size() == BATCH || bytes >= BATCH_BYTES) {
-					writeBatch(batch, overwriteNewer, caller, tally);
+					writeBatch(batch, options, caller, tally);
 					batch.clear();
 					bytes = 0;
 				}
@@ -184,27 +206,48 @@ class StateImport {
 		}
 	}
 
-	private void writeBatch(List<StateLine> batch, boolean overwriteNewer, Caller caller, Tally tally) {
+	private void writeBatch(List<StateLine> batch, Options options, Caller caller, Tally tally) {
 		List<String> permitted = batch.stream().map(StateLine::id).filter(caller.ids()::permits).toList();
 		Map<String, StoredState> current = this.store.newest(permitted);
 		this.afterRead.run();
-		List<StateLine> submitted = new ArrayList<>();
-		List<CompletableFuture<Committed>> writes = new ArrayList<>();
+		List<StateLine> changing = new ArrayList<>();
 		for (StateLine wanted : batch) {
 			if (!caller.ids().permits(wanted.id())) {
 				tally.refused(wanted.id(), Reason.FORBIDDEN, null);
 				continue;
 			}
-			Instant asOf = exportedAsOf(wanted, tally.exportedAt);
 			StoredState now = current.get(wanted.id());
-			ImportDecision decision = ImportDecision.of(wanted.document(), now, asOf, overwriteNewer);
-			if (decision == ImportDecision.UNCHANGED || decision == ImportDecision.NEWER || tally.dryRun) {
+			ImportDecision decision = ImportDecision.of(wanted.document(), now, tally.asOf(wanted),
+					options.overwriteNewer());
+			if (decision == ImportDecision.UNCHANGED || decision == ImportDecision.NEWER) {
 				tally.decided(wanted.id(), decision, now);
-				continue;
 			}
-			submitted.add(wanted);
-			writes.add(this.store.submit(wanted.id(), (state) -> change(wanted, state, asOf, overwriteNewer, caller),
-					(wanted.document() != null) ? wanted.document().length() : 0));
+			else {
+				changing.add(wanted);
+			}
+		}
+		// Locks are advisory, but a run that holds one is about to write: as a glob restore, an
+		// import leaves its state alone unless forced.
+		Set<String> held = (options.force() || changing.isEmpty()) ? Set.of()
+				: this.locks.heldAmong(changing.stream().map(StateLine::id).toList());
+		List<StateLine> submitted = new ArrayList<>();
+		List<CompletableFuture<Committed>> writes = new ArrayList<>();
+		for (StateLine wanted : changing) {
+			StoredState now = current.get(wanted.id());
+			if (held.contains(wanted.id())) {
+				tally.refused(wanted.id(), Reason.HELD, now);
+			}
+			else if (tally.dryRun) {
+				tally.decided(wanted.id(), ImportDecision.of(wanted.document(), now, tally.asOf(wanted),
+						options.overwriteNewer()), now);
+			}
+			else {
+				Instant asOf = tally.asOf(wanted);
+				submitted.add(wanted);
+				writes.add(this.store.submit(wanted.id(),
+						(state) -> change(wanted, state, asOf, options.overwriteNewer(), caller),
+						(wanted.document() != null) ? wanted.document().length() : 0));
+			}
 		}
 		for (int i = 0; i < writes.size(); i++) {
 			String id = submitted.get(i).id();
@@ -230,11 +273,6 @@ class StateImport {
 		};
 	}
 
-	/** An exported version was current from its own time to at least the export's. */
-	private static Instant exportedAsOf(StateLine line, Instant exportedAt) {
-		return line.updatedAt().isAfter(exportedAt) ? line.updatedAt() : exportedAt;
-	}
-
 	/** The decision, made again at the write, left nothing to write. */
 	private static final class NotWrittenException extends RuntimeException {
 
@@ -255,6 +293,8 @@ class StateImport {
 
 		private final Instant exportedAt;
 
+		private final Instant started;
+
 		private final boolean dryRun;
 
 		private long created;
@@ -269,8 +309,9 @@ class StateImport {
 
 		private final List<Refusal> refusals = new ArrayList<>();
 
-		Tally(Instant exportedAt, boolean dryRun) {
+		Tally(Instant exportedAt, Instant started, boolean dryRun) {
 			this.exportedAt = exportedAt;
+			this.started = started;
 			this.dryRun = dryRun;
 		}
 
@@ -292,6 +333,16 @@ class StateImport {
 			}
 		}
 
+		/**
+		 * Until when an exported version was current: from its own time to at least the export's —
+		 * but no later than the import began: a file's times are the source's clock, or anyone's,
+		 * and one from the future must not make this service's later writes look older than it.
+		 */
+		Instant asOf(StateLine line) {
+			Instant asOf = line.updatedAt().isAfter(this.exportedAt) ? line.updatedAt() : this.exportedAt;
+			return asOf.isAfter(this.started) ? this.started : asOf;
+		}
+
 		Report report() {
 			return new Report(this.exportedAt, this.dryRun, this.created + this.replaced + this.deleted + this.unchanged
 					+ this.refused, this.created, this.replaced, this.deleted, this.unchanged, this.refused,
@@ -306,14 +357,26 @@ class StateImport {
 		/** The state changed after the export was made: kept, unless the import overwrites newer states. */
 		NEWER,
 
+		/** A live lease holds the id: kept, unless the import is forced. */
+		HELD,
+
 		/** The token may not touch the id. */
 		FORBIDDEN
 
 	}
 
 	/**
+	 * How to import.
+	 * @param overwriteNewer write over states changed after the export was made too
+	 * @param force write states held by leases too
+	 * @param dryRun decide only: what would be written, written nowhere
+	 */
+	record Options(boolean overwriteNewer, boolean force, boolean dryRun) {
+	}
+
+	/**
 	 * An id the import did not write.
-	 * @param version the state's newest version, when it was newer
+	 * @param version the state's newest version, when it was newer or held
 	 * @param updatedAt when that version was written
 	 */
 	@Schema(name = "ImportRefusal")
@@ -331,7 +394,8 @@ class StateImport {
 	 * @param deleted states deleted (an exported history that ends in a deletion)
 	 * @param unchanged states already as exported
 	 * @param refused ids not written
-	 * @param refusals the first {@value StateImport#MAX_REFUSALS_NAMED} of them, in id order
+	 * @param refusals the first {@value StateImport#MAX_REFUSALS_NAMED} of them, as decided (in id order within each
+	 * batch of ids read together, those refused at the read before those refused at the write)
 	 */
 	@Schema(name = "ImportReport")
 	record Report(Instant exportedAt, boolean dryRun, long ids, long created, long replaced, long deleted,

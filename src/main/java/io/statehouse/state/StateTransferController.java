@@ -14,9 +14,11 @@ import io.swagger.v3.oas.annotations.parameters.RequestBody;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.security.SecurityRequirement;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.validation.constraints.Pattern;
 
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -61,11 +63,13 @@ class StateTransferController {
 			@Pattern(regexp = Ids.GLOB_PATTERN, message = Glob.DESCRIPTION) String match,
 			@Parameter(description = "Every retained version of each id, deletions included, instead of the "
 					+ "newest") @RequestParam(defaultValue = "false") boolean history,
-			Caller caller, HttpServletResponse response) throws IOException {
+			Caller caller, HttpServletRequest request, HttpServletResponse response) throws IOException {
 		Glob glob = new Glob(match);
 		response.setContentType(ExportFormat.MEDIA_TYPE);
 		response.setCharacterEncoding("UTF-8");
-		this.export.export(glob, history, caller, response.getOutputStream());
+		if (!HttpMethod.HEAD.matches(request.getMethod())) {
+			this.export.export(glob, history, caller, response.getOutputStream());
+		}
 	}
 
 	@PostMapping(path = "/states:import", consumes = ExportFormat.MEDIA_TYPE,
@@ -75,7 +79,8 @@ class StateTransferController {
 			description = "Each id (of those the token may touch) becomes what the export's last line of it says: "
 					+ "written when it differs, left alone when it is the same (so an import repeated writes "
 					+ "nothing), and refused (`NEWER`, kept) when it changed after the export was made — the later "
-					+ "of `exportedAt` and the line's `updatedAt` — unless `overwriteNewer`. Versions are this "
+					+ "of `exportedAt` and the line's `updatedAt` — unless `overwriteNewer`, or held by a live lease "
+					+ "(`HELD`, kept) unless `force`. Versions are this "
 					+ "service's own: an imported state gets its next version. The whole body is checked before "
 					+ "anything is written: one bad line and nothing is. " + FORMAT_DOC,
 			requestBody = @RequestBody(description = "An export", required = true,
@@ -86,9 +91,11 @@ class StateTransferController {
 	StateImport.Report importStates(InputStream body,
 			@Parameter(description = "Write over states changed after the export too") @RequestParam(
 					defaultValue = "false") boolean overwriteNewer,
+			@Parameter(description = "Write states held by leases too (their runs may write after it)") @RequestParam(
+					defaultValue = "false") boolean force,
 			@Parameter(description = "Decide only; write nothing") @RequestParam(defaultValue = "false") boolean dryRun,
 			Caller caller) throws IOException {
-		return this.stateImport.importStates(body, overwriteNewer, dryRun, caller);
+		return this.stateImport.importStates(body, new StateImport.Options(overwriteNewer, force, dryRun), caller);
 	}
 
 }

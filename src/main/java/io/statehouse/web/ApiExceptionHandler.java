@@ -20,6 +20,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.security.web.firewall.RequestRejectedException;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.util.DisconnectedClientHelper;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
@@ -81,7 +82,12 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	}
 
 	@ExceptionHandler
-	ResponseEntity<Object> unexpected(Exception ex, WebRequest request) {
+	@Nullable ResponseEntity<Object> unexpected(Exception ex, WebRequest request) {
+		if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
+			// A streamed export or an upload the client stopped: nothing failed here, and no one to answer.
+			logger.debug("The client went away: " + ex);
+			return null;
+		}
 		logger.error("Unexpected failure", ex);
 		return respond(ex, Problems.of(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error",
 				"The service failed unexpectedly; the failure is logged."), new HttpHeaders(), request);

@@ -87,7 +87,7 @@ class TransferCommandTests {
 			Files.write(cut, all.subList(0, all.size() - 1));
 			Run cutShort = run("import", "--statehouse-url=" + url(service), cut.toString());
 			assertThat(cutShort.status()).isEqualTo(2);
-			assertThat(cutShort.err()).contains("without the end line");
+			assertThat(cutShort.err()).contains("without the end line").contains("Nothing was imported.");
 		}
 	}
 
@@ -100,6 +100,25 @@ class TransferCommandTests {
 		assertThat(run("import").err()).startsWith("import needs the file to import");
 		assertThat(run("import", "--part-size=0", "x").err()).startsWith("--part-size must be a whole number");
 		assertThat(run("export", "--history=yes").err()).startsWith("--history takes no value");
+	}
+
+	@Test
+	void aFileThatIsNotAWholeExportIsRefusedBeforeAnythingIsSent() throws Exception {
+		String header = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}";
+		String a = "{\"id\":\"a\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}";
+		String b = a.replace("\"a\"", "\"b\"");
+		Map<String, String> files = Map.of("lines lost or added?", header + "\n" + a + "\n{\"end\":true,\"lines\":2}\n",
+				"follows the end line", header + "\n" + a + "\n{\"end\":true,\"lines\":1}\n" + b + "\n",
+				"is not JSON", header + "\n" + a + "\n" + b.substring(0, 20),
+				"out of order", header + "\n" + b + "\n" + a + "\n{\"end\":true,\"lines\":2}\n",
+				"without the end line", header + "\n" + a + "\n");
+		for (Map.Entry<String, String> file : files.entrySet()) {
+			Path path = Files.writeString(this.directory.resolve("bad.jsonl"), file.getValue());
+			// Port 1: nothing answers there, so a part sent would fail otherwise.
+			Run run = run("import", "--statehouse-url=http://127.0.0.1:1", path.toString());
+			assertThat(run.status()).isEqualTo(2);
+			assertThat(run.err()).contains(file.getKey()).contains("Nothing was imported.");
+		}
 	}
 
 	private static String url(ServiceProcess service) {

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 import io.statehouse.changelog.StateStore;
+import io.statehouse.lock.LockService;
 import io.statehouse.shared.Caller;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
@@ -31,6 +32,9 @@ class StateTransferTests {
 
 	@Autowired
 	StateStore store;
+
+	@Autowired
+	LockService locks;
 
 	@Autowired
 	JsonDocuments documents;
@@ -83,7 +87,7 @@ class StateTransferTests {
 		String export = export("im:*", false);
 		this.client.delete("/states/im:a");
 		// Older than the export, as if the export had been made after these writes.
-		String later = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(60) + "\"");
+		String later = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(1) + "\"");
 		this.client.put("/states/im:b", "{\"b\":2}");
 
 		JsonNode report = importing(later, "").json();
@@ -132,7 +136,7 @@ class StateTransferTests {
 		String export = export("hd:*", true);
 		this.client.put("/states/hd:a", "{\"again\":1}");
 		this.client.put("/states/hd:b", "{\"b\":1}");
-		String late = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(60) + "\"");
+		String late = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(1) + "\"");
 
 		JsonNode report = importing(late, "").json();
 		assertThat(counts(report)).isEqualTo("created 0 replaced 1 deleted 1 unchanged 0 refused 0 ids 2");
@@ -151,7 +155,7 @@ class StateTransferTests {
 		assertRefused(header.replace("\"format\":1", "\"format\":2"), "line 1: format 2 is not one this service reads");
 		assertRefused(header + good, "without the end line");
 		assertRefused(header + good + "{\"id\":\"bad:second\",\"version\":1,\"updatedAt\":\"x\",\"document\":{}}\n" + end,
-				"line 3: updatedAt: must be a UTC time");
+				"line 3: updatedAt: must be an RFC 3339 time");
 		assertRefused(header + good + good.replace("bad:first", "bad:a") + end, "line 3: out of order");
 		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("{}}", "[]}") + end,
 				"line 3: document must be a JSON object, not array");
@@ -163,8 +167,18 @@ class StateTransferTests {
 		assertRefused(header + good + good.replace("bad:first", "bad:z") + "{\"end\":true,\"lines\":3}\n",
 				"the end line counts 3 lines of states, the file has 2");
 		assertRefused(header + good + end.replace("2", "1") + good, "nothing may follow the end line");
+		assertRefused(header.replace("\"format\":1", "\"format\":4294967297"), "line 1: not the header of an export");
+		assertRefused(header + good + "{\"end\":true,\"lines\":18446744073709551617}\n", "line 3: the end line is");
+		assertRefused(header.replace("\"history\":false", "\"history\":\"maybe\""), "line 1: history: must be true or false");
+		assertRefused(header + good.replace("\"document\"", "\"operation\":{\"x\":1},\"document\"") + end,
+				"line 2: operation: must be text");
+		// Times from the future: the clocks are apart, and the import would take this service's writes for older.
+		assertRefused(header.replace("2026-12-01T00:00:00Z", Instant.now().plusSeconds(600).toString()) + good + end,
+				"line 1: ");
+		assertRefused(header + good.replace("2026-12-01T00:00:00Z", "2099-01-01T00:00:00Z") + end,
+				"are the clocks apart?");
 		String big = "{\"id\":\"bad:z\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"x\":\""
-				+ "y".repeat((1 << 20) + 8192) + "\"}}\n";
+				+ "y".repeat((2 << 20) + 8192) + "\"}}\n";
 		assertRefused(header + good + big + end, "line 3: longer than");
 		assertThat(this.client.get("/states/bad:first").status()).isEqualTo(404);
 	}
@@ -178,14 +192,14 @@ class StateTransferTests {
 		this.client.delete("/states/race:b");
 		Instant exportedAt = Instant.now();
 		Thread.sleep(5);
-		StateImport racing = new StateImport(this.store, this.documents, this.metrics, () -> {
+		StateImport racing = new StateImport(this.store, this.locks, this.documents, this.metrics, () -> {
 			this.client.put("/states/race:a", "{\"a\":\"theirs\"}");
 			this.client.put("/states/race:b", "{\"b\":1}");
 		});
 		StateImport.Report report = racing.importStates(
 				new ByteArrayInputStream(export.replaceFirst("\"exportedAt\":\"[^\"]+\"",
 						"\"exportedAt\":\"" + exportedAt + "\"").getBytes(StandardCharsets.UTF_8)),
-				false, false, Caller.OPEN);
+				new StateImport.Options(false, false, false), Caller.OPEN);
 		// Both were deleted before the export's time, so the import meant to create both; at its
 		// write one had been written since (kept), the other made what the export says (nothing to write).
 		assertThat(report.created()).isZero();
@@ -194,6 +208,38 @@ class StateTransferTests {
 			.containsExactly(org.assertj.core.groups.Tuple.tuple("race:a", StateImport.Reason.NEWER));
 		assertThat(this.client.get("/states/race:a").body()).isEqualTo("{\"a\":\"theirs\"}");
 		assertThat(this.client.versions("race:b")).containsExactly(1L, 2L, 3L);
+	}
+
+	@Test
+	void aStateHeldByALeaseIsKeptUnlessForced() {
+		this.client.put("/states/held:a", "{\"a\":1}");
+		String export = export("held:*", false);
+		this.client.put("/states/held:a", "{\"a\":2}");
+		String now = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now() + "\"");
+		Response lease = this.client.acquire("held:a", "nightly", 60, 0);
+		assertThat(lease.status()).isEqualTo(201);
+
+		JsonNode report = importing(now, "").json();
+		assertThat(counts(report)).isEqualTo("created 0 replaced 0 deleted 0 unchanged 0 refused 1 ids 1");
+		assertThat(report.get("refusals").get(0).get("reason").asString()).isEqualTo("HELD");
+		assertThat(this.client.get("/states/held:a").body()).isEqualTo("{\"a\":2}");
+
+		assertThat(counts(importing(now, "?force=true").json()))
+			.isEqualTo("created 0 replaced 1 deleted 0 unchanged 0 refused 0 ids 1");
+		assertThat(this.client.get("/states/held:a").body()).isEqualTo("{\"a\":1}");
+	}
+
+	@Test
+	void aDocumentThatCompactsLongerThanItsBodyIsStoredExportedAndImported() {
+		// 1e5 is stored as 1E+5: a body within the limit may be stored longer than it.
+		String body = "{\"n\":[" + "1e5,".repeat(250_000) + "1]}";
+		assertThat(body.length()).isLessThan(1 << 20);
+		assertThat(body.replace("1e5", "1E+5").length()).isGreaterThan(1 << 20);
+		assertThat(this.client.put("/states/long:a", body).status()).isEqualTo(201);
+		String export = export("long:*", false);
+		this.client.delete("/states/long:a");
+		String now = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now() + "\"");
+		assertThat(counts(importing(now, "").json())).isEqualTo("created 1 replaced 0 deleted 0 unchanged 0 refused 0 ids 1");
 	}
 
 	private void assertRefused(String body, String detail) {
