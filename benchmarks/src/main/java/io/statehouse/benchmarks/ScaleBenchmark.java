@@ -67,10 +67,7 @@ public final class ScaleBenchmark {
 				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
 				Connection sql = DriverManager.getConnection(engine.jdbcUrl("default"), credentials.user(),
 						credentials.password())) {
-			String[] settings = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-					"--statehouse.clickhouse.password=" + credentials.password(),
-					"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s",
-					"--statehouse.clickhouse.statement-timeout=300s" };
+			String[] settings = settings(engine, credentials);
 			Service small = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_small"));
 			Service big = Service.start(256, with(settings, "--statehouse.clickhouse.database=scale_big"));
 			try {
@@ -388,7 +385,15 @@ public final class ScaleBenchmark {
 		return (System.nanoTime() - since) / 1e9;
 	}
 
-	private static String[] with(String[] settings, String... more) {
+	/** What points an instance at the engine, with a materializer quick to catch up with a load. */
+	static String[] settings(EmbeddedClickHouse engine, Credentials credentials) {
+		return new String[] { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+				"--statehouse.clickhouse.password=" + credentials.password(),
+				"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s",
+				"--statehouse.clickhouse.statement-timeout=300s" };
+	}
+
+	static String[] with(String[] settings, String... more) {
 		String[] all = Arrays.copyOf(settings, settings.length + more.length);
 		System.arraycopy(more, 0, all, settings.length, more.length);
 		return all;

@@ -39,12 +39,11 @@ public final class TransferBenchmark {
 				directory.resolve("clickhouse"), null, 0, EmbeddedClickHouse.defaultSessions(), credentials);
 				Connection sql = DriverManager.getConnection(engine.jdbcUrl("default"), credentials.user(),
 						credentials.password())) {
-			String[] settings = { "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-					"--statehouse.clickhouse.password=" + credentials.password(),
-					"--statehouse.changelog.materializer.interval=2s", "--statehouse.changelog.materializer.grace=5s",
-					"--statehouse.clickhouse.statement-timeout=300s" };
-			try (Service source = Service.start(4, with(settings, "--statehouse.clickhouse.database=transfer_source"));
-					Service target = Service.start(4, with(settings, "--statehouse.clickhouse.database=transfer_target"))) {
+			String[] settings = ScaleBenchmark.settings(engine, credentials);
+			try (Service source = Service.start(4,
+					ScaleBenchmark.with(settings, "--statehouse.clickhouse.database=transfer_source"));
+					Service target = Service.start(4,
+							ScaleBenchmark.with(settings, "--statehouse.clickhouse.database=transfer_target"))) {
 				System.out.printf("Transfer: %,d states, heap at most %,d MB%n", ids, Runtime.getRuntime().maxMemory() >> 20);
 				ScaleBenchmark.load(sql, "transfer_source", ids, 1);
 				ScaleBenchmark.awaitMaterialized(sql, "transfer_source", ids);
@@ -96,12 +95,6 @@ public final class TransferBenchmark {
 
 	private static String withoutVersion(String line) {
 		return line.replaceFirst(",\"version\":\\d+,\"updatedAt\":\"[^\"]+\"", "");
-	}
-
-	private static String[] with(String[] settings, String... more) {
-		String[] all = java.util.Arrays.copyOf(settings, settings.length + more.length);
-		System.arraycopy(more, 0, all, settings.length, more.length);
-		return all;
 	}
 
 }
