@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.statehouse.importer.StatehouseApi.Refusal;
 import org.jspecify.annotations.Nullable;
@@ -211,18 +213,41 @@ public final class TransferCommand {
 		}
 	}
 
-	/** Sends the file a part at a time, and says what was done however it ends. */
+	/**
+	 * Sends the file a part at a time, twice: first every part as a dry run, so that the service
+	 * checks every line before any is written (as it does for one body), then for real. Says what
+	 * was done however it ends.
+	 */
 	private int send(Path file, Options options) throws IOException, InterruptedException, Refusal {
+		Totals planned = pass(file, options, true);
+		if (options.dryRun()) {
+			return report(planned);
+		}
+		return report(pass(file, options, false));
+	}
+
+	private Totals pass(Path file, Options options, boolean dryRun) throws IOException, InterruptedException, Refusal {
 		long size = Files.size(file);
+		String what = dryRun ? "checked: " : "";
 		Totals totals = new Totals();
-		String query = "overwriteNewer=" + options.overwriteNewer() + "&force=" + options.force() + "&dryRun="
-				+ options.dryRun();
+		String query = "overwriteNewer=" + options.overwriteNewer() + "&force=" + options.force() + "&dryRun=" + dryRun;
 		try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-			byte[] header = line(in);
-			Part part = new Part(header);
+			long number = 0;
+			byte[] header;
+			do {
+				header = line(in);
+				number++;
+			}
+			while (header != null && header.length == 0);
+			if (header == null) {
+				throw new IOException("The file is empty.");
+			}
+			long headerNumber = number;
+			Part part = new Part(header, headerNumber);
 			long read = header.length + 1;
 			byte[] line;
 			while ((line = line(in)) != null) {
+				number++;
 				read += line.length + 1;
 				if (line.length == 0) {
 					continue;
@@ -232,21 +257,26 @@ public final class TransferCommand {
 					break;
 				}
 				if (!id.equals(part.lastId) && (part.ids >= options.partSize() || part.bytes.size() >= PART_BYTES)) {
-					totals.add(this.api.importPart(part.end(), query));
-					progress(totals.summary() + " (" + (100 * read / size) + " %)", false);
-					part = new Part(header);
+					totals.add(part.send(this.api, query));
+					progress(what + totals.summary() + " (" + (100 * read / size) + " %)", false);
+					part = new Part(header, headerNumber);
 				}
-				part.add(id, line);
+				part.add(id, line, number);
 			}
 			if (part.ids > 0) {
-				totals.add(this.api.importPart(part.end(), query));
+				totals.add(part.send(this.api, query));
 			}
 		}
 		catch (IOException | Refusal ex) {
 			progress("", true);
-			this.err.println("Stopped after " + totals.summary() + "; run again: what was imported is unchanged then.");
+			this.err.println(dryRun ? "Nothing was imported." : "Stopped after " + totals.summary()
+					+ "; run again: what was imported is unchanged then.");
 			throw ex;
 		}
+		return totals;
+	}
+
+	private int report(Totals totals) {
 		progress(totals.summary(), true);
 		totals.refusals.forEach((refusal) -> this.out.println("refused " + refusal));
 		this.out.println(totals.summary());
@@ -282,32 +312,51 @@ public final class TransferCommand {
 	/** Whole ids of an export, with its header, to be sent as one. */
 	private static final class Part {
 
+		private static final Pattern LINE = Pattern.compile("^line (\\d+): ");
+
 		final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+		/** The file's line number of each of the part's lines. */
+		private final List<Long> numbers = new ArrayList<>();
 
 		int ids;
 
-		long lines;
-
 		@Nullable String lastId;
 
-		Part(byte[] header) {
+		Part(byte[] header, long number) {
 			this.bytes.writeBytes(header);
 			this.bytes.write('\n');
+			this.numbers.add(number);
 		}
 
-		void add(String id, byte[] line) {
+		void add(String id, byte[] line, long number) {
 			if (!id.equals(this.lastId)) {
 				this.ids++;
 				this.lastId = id;
 			}
 			this.bytes.writeBytes(line);
 			this.bytes.write('\n');
-			this.lines++;
+			this.numbers.add(number);
 		}
 
-		byte[] end() {
-			this.bytes.writeBytes(("{\"end\":true,\"lines\":" + this.lines + "}\n").getBytes(StandardCharsets.US_ASCII));
-			return this.bytes.toByteArray();
+		/** Sends the part with its end line; a problem with one of its lines names the file's line. */
+		JsonNode send(StatehouseApi api, String query) throws IOException, InterruptedException, Refusal {
+			int lines = this.numbers.size() - 1;
+			this.bytes.writeBytes(("{\"end\":true,\"lines\":" + lines + "}\n").getBytes(StandardCharsets.US_ASCII));
+			try {
+				return api.importPart(this.bytes.toByteArray(), query);
+			}
+			catch (Refusal ex) {
+				Matcher line = LINE.matcher(String.valueOf(ex.getMessage()));
+				if (line.find()) {
+					int index = Integer.parseInt(line.group(1)) - 1;
+					if (index >= 0 && index < this.numbers.size()) {
+						throw new Refusal(ex.status(),
+								"line " + this.numbers.get(index) + " of the file: " + ex.getMessage().substring(line.end()));
+					}
+				}
+				throw ex;
+			}
 		}
 
 	}

@@ -208,7 +208,7 @@ final class ExportFormat {
 
 	private static void requireType(JsonNode line, String field, Predicate<JsonNode> type,
 			String what, long number) {
-		if (line.has(field) && !type.test(line.get(field))) {
+		if (line.has(field) && !line.get(field).isNull() && !type.test(line.get(field))) {
 			throw new InvalidRequestException("line " + number + ": " + field + ": must be " + what);
 		}
 	}

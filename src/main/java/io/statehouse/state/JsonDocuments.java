@@ -72,8 +72,9 @@ class JsonDocuments {
 
 	/**
 	 * A document read as part of a larger JSON value, checked and compact as {@link #readObject}
-	 * stores it. Its size is the caller's to bound (a body's bytes, a line's), as compacting may
-	 * lengthen a number ({@code 1e5} is {@code 1E+5}).
+	 * stores it, within the limit as stored: compacting may lengthen a number ({@code 1e5} is
+	 * stored as {@code 1E+5}), and a stored document is never larger than the limit (so that every
+	 * document can be patched, exported and imported again).
 	 */
 	String normalize(JsonNode document, String what) {
 		if (!document.isObject()) {
@@ -81,6 +82,11 @@ class JsonDocuments {
 					+ document.getNodeType().name().toLowerCase(Locale.ROOT) + ".");
 		}
 		String normalized = this.mapper.writeValueAsString(document);
+		int bytes = normalized.getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > this.maxBytes) {
+			throw new DocumentTooLargeException(what + " is " + bytes + " bytes as stored (compact, numbers as "
+					+ "1E+5); the limit is " + this.maxBytes + ".");
+		}
 		if (hasLoneSurrogate(normalized)) {
 			// An escaped half of a surrogate pair ("\ud800") is valid JSON but no text: stored as
 			// UTF-8 it would silently become '?'.

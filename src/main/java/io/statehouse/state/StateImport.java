@@ -111,9 +111,7 @@ class StateImport {
 	/** Reads the whole body, checks every line, and keeps the lines of states. */
 	private Header check(InputStream body, OutputStream states) throws IOException {
 		Instant latest = Instant.now().plus(CLOCK_TOLERANCE);
-		// A stored document may be longer than the limit its body was held to: compacting lengthens
-		// some numbers (1e5 is stored as 1E+5), by at most a third.
-		int maxLine = 2 * this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
+		int maxLine = this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
 		Header header = null;
 		boolean ended = false;
 		long number = 0;

@@ -22,6 +22,7 @@ import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.util.DisconnectedClientHelper;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.ServletWebRequest;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
@@ -84,11 +85,17 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	@ExceptionHandler
 	@Nullable ResponseEntity<Object> unexpected(Exception ex, WebRequest request) {
 		if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
-			// A streamed export or an upload the client stopped: nothing failed here, and no one to answer.
+			// A streamed export or an upload the client stopped: nothing failed here. An answer
+			// begun is left as it is; one not begun is the problem, should anyone still listen.
 			logger.debug("The client went away: " + ex);
-			return null;
+			if (request instanceof ServletWebRequest servlet && servlet.getResponse() != null
+					&& servlet.getResponse().isCommitted()) {
+				return null;
+			}
 		}
-		logger.error("Unexpected failure", ex);
+		else {
+			logger.error("Unexpected failure", ex);
+		}
 		return respond(ex, Problems.of(HttpStatus.INTERNAL_SERVER_ERROR, "internal-error",
 				"The service failed unexpectedly; the failure is logged."), new HttpHeaders(), request);
 	}

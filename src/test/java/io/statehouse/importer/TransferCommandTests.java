@@ -88,6 +88,16 @@ class TransferCommandTests {
 			Run cutShort = run("import", "--statehouse-url=" + url(service), cut.toString());
 			assertThat(cutShort.status()).isEqualTo(2);
 			assertThat(cutShort.err()).contains("without the end line").contains("Nothing was imported.");
+
+			// A line the service refuses, in a later part: every part is checked (a dry run) before any is written.
+			String header = all.get(0);
+			String line = "{\"id\":\"late:%s\",\"version\":%d,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}";
+			Path bad = Files.write(this.directory.resolve("bad.jsonl"), List.of("", header, line.formatted("a", 1),
+					line.formatted("b", 0), "{\"end\":true,\"lines\":2}"));
+			Run refusedLine = run("import", "--statehouse-url=" + url(service), "--part-size=1", bad.toString());
+			assertThat(refusedLine.status()).isEqualTo(2);
+			assertThat(refusedLine.err()).contains("line 4 of the file: version").contains("Nothing was imported.");
+			assertThat(target.get("/states/late:a").status()).isEqualTo(404);
 		}
 	}
 
