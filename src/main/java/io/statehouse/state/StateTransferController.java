@@ -17,6 +17,7 @@ import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.validation.constraints.Pattern;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
@@ -59,12 +60,14 @@ class StateTransferController {
 	@ApiResponse(responseCode = "400", description = "Not a glob",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	void exportStates(
-			@Parameter(description = "A glob of ids: `*` any run, `?` one character") @RequestParam(defaultValue = "*")
-			@Pattern(regexp = Ids.GLOB_PATTERN, message = Glob.DESCRIPTION) String match,
+			@Parameter(description = "A glob of ids: `*` any run, `?` one character; every id when absent")
+			@RequestParam(required = false) @Pattern(regexp = Ids.GLOB_PATTERN,
+					message = Glob.DESCRIPTION) @Nullable String match,
 			@Parameter(description = "Every retained version of each id, deletions included, instead of the "
 					+ "newest") @RequestParam(defaultValue = "false") boolean history,
 			Caller caller, HttpServletRequest request, HttpServletResponse response) throws IOException {
-		Glob glob = new Glob(match);
+		// Not a default value: Spring MVC would take an empty match= for the default, not refuse it.
+		Glob glob = (match != null) ? new Glob(match) : Glob.ANY;
 		response.setContentType(ExportFormat.MEDIA_TYPE);
 		response.setCharacterEncoding("UTF-8");
 		if (!HttpMethod.HEAD.matches(request.getMethod())) {

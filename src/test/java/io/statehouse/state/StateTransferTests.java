@@ -44,14 +44,14 @@ class StateTransferTests {
 
 	@Test
 	void exportListsTheNewestLiveStatesInIdOrderBetweenHeaderAndEndLine() {
-		this.client.put("/states/xp:b", "{\"b\":1}");
-		this.client.put("/states/xp:b", "{\"b\":2.50}");
-		this.client.put("/states/xp:a%20%C3%A9", "{\"a\":\"é\"}");
-		this.client.put("/states/xp:gone", "{}");
-		this.client.delete("/states/xp:gone");
-		this.client.put("/states/xq:outside", "{}");
+		this.client.put("/states/xfer-xp:b", "{\"b\":1}");
+		this.client.put("/states/xfer-xp:b", "{\"b\":2.50}");
+		this.client.put("/states/xfer-xp:a%20%C3%A9", "{\"a\":\"é\"}");
+		this.client.put("/states/xfer-xp:gone", "{}");
+		this.client.delete("/states/xfer-xp:gone");
+		this.client.put("/states/xfer-xq:outside", "{}");
 
-		String export = export("xp:*", false);
+		String export = export("xfer-xp:*", false);
 		// Documents as stored, byte for byte (2.50 stays 2.50).
 		assertThat(export).contains(",\"document\":{\"b\":2.50}}\n");
 		List<JsonNode> lines = lines(export);
@@ -59,21 +59,21 @@ class StateTransferTests {
 		assertThat(export).startsWith("{\"statehouse\":\"states\",\"format\":1,").doesNotContain("\n ");
 		assertThat(header.get("statehouse").asString()).isEqualTo("states");
 		assertThat(header.get("format").asInt()).isEqualTo(1);
-		assertThat(header.get("match").asString()).isEqualTo("xp:*");
+		assertThat(header.get("match").asString()).isEqualTo("xfer-xp:*");
 		assertThat(Instant.parse(header.get("exportedAt").asString())).isBefore(Instant.now());
 		assertThat(header.get("cursor").asString()).isNotEmpty();
 		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("id").asString() + " "
-				+ line.get("version").asLong() + " " + line.get("document").propertyNames()).containsExactly("xp:a é 1 [a]",
-						"xp:b 2 [b]");
+				+ line.get("version").asLong() + " " + line.get("document").propertyNames()).containsExactly("xfer-xp:a é 1 [a]",
+						"xfer-xp:b 2 [b]");
 		assertThat(lines.get(lines.size() - 1).toString()).isEqualTo("{\"end\":true,\"lines\":2}");
 	}
 
 	@Test
 	void exportWithHistoryListsEveryRetainedVersionDeletionsIncluded() {
-		this.client.put("/states/xh:a", "{\"v\":1}");
-		this.client.patch("/states/xh:a", "{\"w\":2}");
-		this.client.delete("/states/xh:a");
-		List<JsonNode> lines = lines(export("xh:*", true));
+		this.client.put("/states/xfer-xh:a", "{\"v\":1}");
+		this.client.patch("/states/xfer-xh:a", "{\"w\":2}");
+		this.client.delete("/states/xfer-xh:a");
+		List<JsonNode> lines = lines(export("xfer-xh:*", true));
 		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("version").asLong() + " "
 				+ line.get("operation").asString() + " " + line.get("writtenBy").asString() + " " + line.get("document"))
 			.containsExactly("1 PUT open {\"v\":1}", "2 PATCH open {\"v\":1,\"w\":2}", "3 DELETE open null");
@@ -81,90 +81,90 @@ class StateTransferTests {
 
 	@Test
 	void importCreatesReplacesAndLeavesAloneAndASecondImportWritesNothing() {
-		this.client.put("/states/im:a", "{\"a\":1}");
-		this.client.put("/states/im:b", "{\"b\":1}");
-		this.client.put("/states/im:c", "{\"c\":1}");
-		String export = export("im:*", false);
-		this.client.delete("/states/im:a");
+		this.client.put("/states/xfer-im:a", "{\"a\":1}");
+		this.client.put("/states/xfer-im:b", "{\"b\":1}");
+		this.client.put("/states/xfer-im:c", "{\"c\":1}");
+		String export = export("xfer-im:*", false);
+		this.client.delete("/states/xfer-im:a");
 		// Older than the export, as if the export had been made after these writes.
 		String later = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(1) + "\"");
-		this.client.put("/states/im:b", "{\"b\":2}");
+		this.client.put("/states/xfer-im:b", "{\"b\":2}");
 
 		JsonNode report = importing(later, "").json();
 		assertThat(counts(report)).isEqualTo("created 1 replaced 1 deleted 0 unchanged 1 refused 0 ids 3");
-		assertThat(this.client.get("/states/im:a").body()).isEqualTo("{\"a\":1}");
-		assertThat(this.client.get("/states/im:b").body()).isEqualTo("{\"b\":1}");
-		assertThat(this.client.versions("im:c")).containsExactly(1L);
+		assertThat(this.client.get("/states/xfer-im:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/xfer-im:b").body()).isEqualTo("{\"b\":1}");
+		assertThat(this.client.versions("xfer-im:c")).containsExactly(1L);
 
 		assertThat(counts(importing(later, "").json())).isEqualTo("created 0 replaced 0 deleted 0 unchanged 3 refused 0 ids 3");
-		assertThat(this.client.versions("im:b")).containsExactly(1L, 2L, 3L);
+		assertThat(this.client.versions("xfer-im:b")).containsExactly(1L, 2L, 3L);
 	}
 
 	@Test
 	void aStateChangedAfterTheExportIsRefusedAndNamedUnlessOverwritten() {
-		this.client.put("/states/nw:a", "{\"a\":1}");
-		this.client.put("/states/nw:b", "{\"b\":1}");
-		String export = export("nw:*", false);
-		Response newer = this.client.put("/states/nw:a", "{\"a\":2}");
-		this.client.delete("/states/nw:b");
+		this.client.put("/states/xfer-nw:a", "{\"a\":1}");
+		this.client.put("/states/xfer-nw:b", "{\"b\":1}");
+		String export = export("xfer-nw:*", false);
+		Response newer = this.client.put("/states/xfer-nw:a", "{\"a\":2}");
+		this.client.delete("/states/xfer-nw:b");
 
 		JsonNode report = importing(export, "").json();
 		assertThat(counts(report)).isEqualTo("created 0 replaced 0 deleted 0 unchanged 0 refused 2 ids 2");
 		assertThat(report.get("refusals").valueStream().map((r) -> r.get("id").asString() + " " + r.get("reason").asString()
-				+ " " + r.get("version").asLong())).containsExactly("nw:a NEWER 2", "nw:b NEWER 2");
+				+ " " + r.get("version").asLong())).containsExactly("xfer-nw:a NEWER 2", "xfer-nw:b NEWER 2");
 		assertThat(report.get("refusals").get(0).get("updatedAt").asString()).isEqualTo(
-				this.client.get("/states?prefix=nw:a").json().get("items").get(0).get("updatedAt").asString());
+				this.client.get("/states?prefix=xfer-nw:a").json().get("items").get(0).get("updatedAt").asString());
 		assertThat(newer.version()).isEqualTo(2);
-		assertThat(this.client.get("/states/nw:a").body()).isEqualTo("{\"a\":2}");
+		assertThat(this.client.get("/states/xfer-nw:a").body()).isEqualTo("{\"a\":2}");
 
 		JsonNode dryRun = importing(export, "?overwriteNewer=true&dryRun=true").json();
 		assertThat(counts(dryRun)).isEqualTo("created 1 replaced 1 deleted 0 unchanged 0 refused 0 ids 2");
-		assertThat(this.client.versions("nw:a")).containsExactly(1L, 2L);
+		assertThat(this.client.versions("xfer-nw:a")).containsExactly(1L, 2L);
 
 		assertThat(counts(importing(export, "?overwriteNewer=true").json()))
 			.isEqualTo("created 1 replaced 1 deleted 0 unchanged 0 refused 0 ids 2");
-		assertThat(this.client.get("/states/nw:a").body()).isEqualTo("{\"a\":1}");
-		assertThat(this.client.get("/states/nw:b").body()).isEqualTo("{\"b\":1}");
+		assertThat(this.client.get("/states/xfer-nw:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/xfer-nw:b").body()).isEqualTo("{\"b\":1}");
 	}
 
 	@Test
 	void anExportedHistoryEndingInADeletionDeletesAndTheLastLineOfAnIdDecides() {
-		this.client.put("/states/hd:a", "{\"a\":1}");
-		this.client.delete("/states/hd:a");
-		this.client.put("/states/hd:b", "{\"b\":1}");
-		this.client.put("/states/hd:b", "{\"b\":2}");
-		String export = export("hd:*", true);
-		this.client.put("/states/hd:a", "{\"again\":1}");
-		this.client.put("/states/hd:b", "{\"b\":1}");
+		this.client.put("/states/xfer-hd:a", "{\"a\":1}");
+		this.client.delete("/states/xfer-hd:a");
+		this.client.put("/states/xfer-hd:b", "{\"b\":1}");
+		this.client.put("/states/xfer-hd:b", "{\"b\":2}");
+		String export = export("xfer-hd:*", true);
+		this.client.put("/states/xfer-hd:a", "{\"again\":1}");
+		this.client.put("/states/xfer-hd:b", "{\"b\":1}");
 		String late = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now().plusSeconds(1) + "\"");
 
 		JsonNode report = importing(late, "").json();
 		assertThat(counts(report)).isEqualTo("created 0 replaced 1 deleted 1 unchanged 0 refused 0 ids 2");
-		assertThat(this.client.get("/states/hd:a").status()).isEqualTo(404);
-		assertThat(this.client.get("/states/hd:b").body()).isEqualTo("{\"b\":2}");
+		assertThat(this.client.get("/states/xfer-hd:a").status()).isEqualTo(404);
+		assertThat(this.client.get("/states/xfer-hd:b").body()).isEqualTo("{\"b\":2}");
 	}
 
 	@Test
 	void aBodyWithABadLineIsRefusedWholeAndNothingIsWritten() {
 		String header = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\",\"cursor\":\"0\","
 				+ "\"match\":\"*\",\"history\":false}\n";
-		String good = "{\"id\":\"bad:first\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n";
+		String good = "{\"id\":\"xfer-bad:first\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n";
 		String end = "{\"end\":true,\"lines\":2}\n";
 		assertRefused("", "The body is empty");
-		assertRefused("{\"id\":\"bad:first\"}\n", "line 1: not the header of an export");
+		assertRefused("{\"id\":\"xfer-bad:first\"}\n", "line 1: not the header of an export");
 		assertRefused(header.replace("\"format\":1", "\"format\":2"), "line 1: format 2 is not one this service reads");
 		assertRefused(header + good, "without the end line");
-		assertRefused(header + good + "{\"id\":\"bad:second\",\"version\":1,\"updatedAt\":\"x\",\"document\":{}}\n" + end,
+		assertRefused(header + good + "{\"id\":\"xfer-bad:second\",\"version\":1,\"updatedAt\":\"x\",\"document\":{}}\n" + end,
 				"line 3: updatedAt: must be an RFC 3339 time");
-		assertRefused(header + good + good.replace("bad:first", "bad:a") + end, "line 3: out of order");
-		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("{}}", "[]}") + end,
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:a") + end, "line 3: out of order");
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("{}}", "[]}") + end,
 				"line 3: document must be a JSON object, not array");
-		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("\"document\"", "\"doc\"") + end,
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("\"document\"", "\"doc\"") + end,
 				"line 3: unknown field 'doc'");
-		assertRefused(header + good + good.replace("bad:first", "bad:z").replace("{}}", "{\"a\":1,\"a\":2}}") + end,
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("{}}", "{\"a\":1,\"a\":2}}") + end,
 				"line 3: The line is not valid JSON");
-		assertRefused(header + good + good.replace("bad:first", "bad\\u0000z") + end, "line 3: id:");
-		assertRefused(header + good + good.replace("bad:first", "bad:z") + "{\"end\":true,\"lines\":3}\n",
+		assertRefused(header + good + good.replace("xfer-bad:first", "bad\\u0000z") + end, "line 3: id:");
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z") + "{\"end\":true,\"lines\":3}\n",
 				"the end line counts 3 lines of states, the file has 2");
 		assertRefused(header + good + end.replace("2", "1") + good, "nothing may follow the end line");
 		assertRefused(header.replace("\"format\":1", "\"format\":4294967297"), "line 1: not the header of an export");
@@ -180,24 +180,24 @@ class StateTransferTests {
 				"line 1: ");
 		assertRefused(header + good.replace("2026-12-01T00:00:00Z", "2099-01-01T00:00:00Z") + end,
 				"are the clocks apart?");
-		String big = "{\"id\":\"bad:z\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"x\":\""
+		String big = "{\"id\":\"xfer-bad:z\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"x\":\""
 				+ "y".repeat((1 << 20) + 8192) + "\"}}\n";
 		assertRefused(header + good + big + end, "line 3: longer than");
-		assertThat(this.client.get("/states/bad:first").status()).isEqualTo(404);
+		assertThat(this.client.get("/states/xfer-bad:first").status()).isEqualTo(404);
 	}
 
 	@Test
 	void aWriteBetweenTheImportsReadAndItsWriteIsKeptAsNewer() throws Exception {
-		this.client.put("/states/race:a", "{\"a\":1}");
-		this.client.put("/states/race:b", "{\"b\":1}");
-		String export = export("race:*", false);
-		this.client.delete("/states/race:a");
-		this.client.delete("/states/race:b");
+		this.client.put("/states/xfer-race:a", "{\"a\":1}");
+		this.client.put("/states/xfer-race:b", "{\"b\":1}");
+		String export = export("xfer-race:*", false);
+		this.client.delete("/states/xfer-race:a");
+		this.client.delete("/states/xfer-race:b");
 		Instant exportedAt = Instant.now();
 		Thread.sleep(5);
 		StateImport racing = new StateImport(this.store, this.locks, this.documents, this.metrics, () -> {
-			this.client.put("/states/race:a", "{\"a\":\"theirs\"}");
-			this.client.put("/states/race:b", "{\"b\":1}");
+			this.client.put("/states/xfer-race:a", "{\"a\":\"theirs\"}");
+			this.client.put("/states/xfer-race:b", "{\"b\":1}");
 		});
 		StateImport.Report report = racing.importStates(
 				new ByteArrayInputStream(export.replaceFirst("\"exportedAt\":\"[^\"]+\"",
@@ -208,28 +208,28 @@ class StateTransferTests {
 		assertThat(report.created()).isZero();
 		assertThat(report.unchanged()).isEqualTo(1);
 		assertThat(report.refusals()).extracting(StateImport.Refusal::id, StateImport.Refusal::reason)
-			.containsExactly(org.assertj.core.groups.Tuple.tuple("race:a", StateImport.Reason.NEWER));
-		assertThat(this.client.get("/states/race:a").body()).isEqualTo("{\"a\":\"theirs\"}");
-		assertThat(this.client.versions("race:b")).containsExactly(1L, 2L, 3L);
+			.containsExactly(org.assertj.core.groups.Tuple.tuple("xfer-race:a", StateImport.Reason.NEWER));
+		assertThat(this.client.get("/states/xfer-race:a").body()).isEqualTo("{\"a\":\"theirs\"}");
+		assertThat(this.client.versions("xfer-race:b")).containsExactly(1L, 2L, 3L);
 	}
 
 	@Test
 	void aStateHeldByALeaseIsKeptUnlessForced() {
-		this.client.put("/states/held:a", "{\"a\":1}");
-		String export = export("held:*", false);
-		this.client.put("/states/held:a", "{\"a\":2}");
+		this.client.put("/states/xfer-held:a", "{\"a\":1}");
+		String export = export("xfer-held:*", false);
+		this.client.put("/states/xfer-held:a", "{\"a\":2}");
 		String now = export.replaceFirst("\"exportedAt\":\"[^\"]+\"", "\"exportedAt\":\"" + Instant.now() + "\"");
-		Response lease = this.client.acquire("held:a", "nightly", 60, 0);
+		Response lease = this.client.acquire("xfer-held:a", "nightly", 60, 0);
 		assertThat(lease.status()).isEqualTo(201);
 
 		JsonNode report = importing(now, "").json();
 		assertThat(counts(report)).isEqualTo("created 0 replaced 0 deleted 0 unchanged 0 refused 1 ids 1");
 		assertThat(report.get("refusals").get(0).get("reason").asString()).isEqualTo("HELD");
-		assertThat(this.client.get("/states/held:a").body()).isEqualTo("{\"a\":2}");
+		assertThat(this.client.get("/states/xfer-held:a").body()).isEqualTo("{\"a\":2}");
 
 		assertThat(counts(importing(now, "?force=true").json()))
 			.isEqualTo("created 0 replaced 1 deleted 0 unchanged 0 refused 0 ids 1");
-		assertThat(this.client.get("/states/held:a").body()).isEqualTo("{\"a\":1}");
+		assertThat(this.client.get("/states/xfer-held:a").body()).isEqualTo("{\"a\":1}");
 	}
 
 	@Test
@@ -239,15 +239,15 @@ class StateTransferTests {
 		String body = "{\"n\":[" + "1e5,".repeat(250_000) + "1]}";
 		assertThat(body.length()).isLessThan(1 << 20);
 		assertThat(body.replace("1e5", "1E+5").length()).isGreaterThan(1 << 20);
-		Response put = this.client.put("/states/long:a", body);
+		Response put = this.client.put("/states/xfer-long:a", body);
 		assertThat(put.status()).isEqualTo(413);
 		assertThat(put.json().get("detail").asString()).contains("bytes as stored");
 		String header = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n";
-		Response imported = importing(header + "{\"id\":\"long:a\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\","
+		Response imported = importing(header + "{\"id\":\"xfer-long:a\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\","
 				+ "\"document\":{\"s\":\"" + "x".repeat((1 << 20) + 100) + "\"}}\n{\"end\":true,\"lines\":1}\n", "");
 		assertThat(imported.status()).isEqualTo(400);
 		assertThat(imported.json().get("detail").asString()).contains("line 2: document is").contains("bytes as stored");
-		assertThat(this.client.get("/states/long:a").status()).isEqualTo(404);
+		assertThat(this.client.get("/states/xfer-long:a").status()).isEqualTo(404);
 	}
 
 	private void assertRefused(String body, String detail) {
