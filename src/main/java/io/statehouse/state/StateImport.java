@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -108,7 +109,7 @@ class StateImport {
 		});
 	}
 
-	/** Reads the whole body, checks every line, and keeps the lines of states. */
+	/** Reads the whole body, checks every line, and keeps each id's last line: the one that decides. */
 	private Header check(InputStream body, OutputStream states) throws IOException {
 		Instant latest = Instant.now().plus(CLOCK_TOLERANCE);
 		int maxLine = this.documents.maxBytes() + ExportFormat.LINE_OVERHEAD_BYTES;
@@ -118,6 +119,7 @@ class StateImport {
 		long lines = 0;
 		byte[] previousId = null;
 		long previousVersion = 0;
+		byte[] last = null;
 		byte[] line;
 		while ((line = ExportFormat.nextLine(body, maxLine, number + 1)) != null) {
 			number++;
@@ -145,11 +147,18 @@ class StateImport {
 				throw new InvalidRequestException("line " + number + ": out of order: an export lists ids in "
 						+ "ascending order of their UTF-8 bytes, and an id's versions oldest first");
 			}
+			if (order > 0 && last != null) {
+				states.write(last);
+				states.write('\n');
+			}
+			last = line;
 			previousId = id;
 			previousVersion = state.version();
-			states.write(line);
-			states.write('\n');
 			lines++;
+		}
+		if (last != null) {
+			states.write(last);
+			states.write('\n');
 		}
 		if (header == null) {
 			throw new InvalidRequestException("The body is empty: an export starts with its header line.");
@@ -179,28 +188,23 @@ class StateImport {
 		}
 	}
 
-	/** Writes each id's last line, a batch of ids at a time. */
+	/** Writes the ids' lines, a batch at a time. */
 	private void write(InputStream states, Options options, Caller caller, Tally tally) throws IOException {
 		List<StateLine> batch = new ArrayList<>();
 		long bytes = 0;
-		StateLine last = null;
 		byte[] line;
-		while (true) {
-			line = ExportFormat.nextLine(states, Integer.MAX_VALUE, 0);
-			StateLine state = (line != null) ? StateLine.read(this.documents.readLine(line), this.documents, 0) : null;
-			if (last != null && (state == null || !state.id().equals(last.id()))) {
-				batch.add(last);
-				bytes += (last.document() != null) ? last.document().length() : 0;
-				if (state == null || batch.size() == BATCH || bytes >= BATCH_BYTES) {
-					writeBatch(batch, options, caller, tally);
-					batch.clear();
-					bytes = 0;
-				}
+		while ((line = ExportFormat.nextLine(states, Integer.MAX_VALUE, 0)) != null) {
+			StateLine state = StateLine.read(this.documents.readLine(line), this.documents, 0);
+			batch.add(state);
+			bytes += (state.document() != null) ? state.document().length() : 0;
+			if (batch.size() == BATCH || bytes >= BATCH_BYTES) {
+				writeBatch(batch, options, caller, tally);
+				batch.clear();
+				bytes = 0;
 			}
-			if (state == null) {
-				return;
-			}
-			last = state;
+		}
+		if (!batch.isEmpty()) {
+			writeBatch(batch, options, caller, tally);
 		}
 	}
 
@@ -208,7 +212,7 @@ class StateImport {
 		List<String> permitted = batch.stream().map(StateLine::id).filter(caller.ids()::permits).toList();
 		Map<String, StoredState> current = this.store.newest(permitted);
 		this.afterRead.run();
-		List<StateLine> changing = new ArrayList<>();
+		Map<StateLine, ImportDecision> changing = new LinkedHashMap<>();
 		for (StateLine wanted : batch) {
 			if (!caller.ids().permits(wanted.id())) {
 				tally.refused(wanted.id(), Reason.FORBIDDEN, null);
@@ -221,23 +225,23 @@ class StateImport {
 				tally.decided(wanted.id(), decision, now);
 			}
 			else {
-				changing.add(wanted);
+				changing.put(wanted, decision);
 			}
 		}
 		// Locks are advisory, but a run that holds one is about to write: as a glob restore, an
 		// import leaves its state alone unless forced.
 		Set<String> held = (options.force() || changing.isEmpty()) ? Set.of()
-				: this.locks.heldAmong(changing.stream().map(StateLine::id).toList());
+				: this.locks.heldAmong(changing.keySet().stream().map(StateLine::id).toList());
 		List<StateLine> submitted = new ArrayList<>();
 		List<CompletableFuture<Committed>> writes = new ArrayList<>();
-		for (StateLine wanted : changing) {
+		for (Map.Entry<StateLine, ImportDecision> change : changing.entrySet()) {
+			StateLine wanted = change.getKey();
 			StoredState now = current.get(wanted.id());
 			if (held.contains(wanted.id())) {
 				tally.refused(wanted.id(), Reason.HELD, now);
 			}
 			else if (tally.dryRun) {
-				tally.decided(wanted.id(), ImportDecision.of(wanted.document(), now, tally.asOf(wanted),
-						options.overwriteNewer()), now);
+				tally.decided(wanted.id(), change.getValue(), now);
 			}
 			else {
 				Instant asOf = tally.asOf(wanted);
