@@ -179,16 +179,28 @@ WHERE (state_id, version, claim_id) IN (:claims);
 
 SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated');
 
-SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
-WHERE state_id = :id AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id = :id)
+WHERE state_id IN (:ids))
+;
+
+SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids))
 ;
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
@@ -436,6 +448,28 @@ WHERE toUInt64(splitByChar('_', _part)[3]) >= :fromPosition AND 1
 ORDER BY row_position, row_block, row_offset
 LIMIT :limit;
 
+SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids);
+
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids);
+
 SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
        document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
@@ -454,17 +488,6 @@ GROUP BY table;
 SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
 
 SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
-
-SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
-       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
-FROM `statehouse`.`changelog`
-WHERE state_id = :id AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
-UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
-       length(document), written_by, 0, 0, 1, 1
-FROM `statehouse`.`state` FINAL
-WHERE state_id = :id;
 
 SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
        written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,

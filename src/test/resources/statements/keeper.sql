@@ -233,22 +233,40 @@ ORDER BY lock_id
 LIMIT :limit
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
-SELECT * FROM (SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id) AND (state_id, version) IN (
-    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND version > (SELECT max(version) FROM `statehouse`.`state` WHERE state_id = :id)
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT maxMap(map(state_id, version)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id] AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT maxMap(map(state_id, version)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id]
     GROUP BY state_id))) AS held
 FROM `statehouse`.`changelog`
-WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id = :id)
+WHERE state_id IN (:ids))
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
+SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(version), '|', state_id), toString(claim_id)) IN (
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(version), '|', state_id) FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT maxMap(map(state_id, version)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id] AND (state_id, version) IN (
+    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND version > (SELECT maxMap(map(state_id, version)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id]
+    GROUP BY state_id))) AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids))
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
@@ -477,6 +495,28 @@ WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at >= fromUnixTimest
 ORDER BY row_position, row_block, row_offset
 LIMIT :limit;
 
+SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids);
+
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
+       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
+FROM `statehouse`.`changelog`
+WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+UNION ALL
+SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+       length(document), written_by, 0, 0, 1, 1
+FROM `statehouse`.`state` FINAL
+WHERE state_id IN (:ids);
+
 SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
        document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
@@ -497,17 +537,6 @@ SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis);
 SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
 
 SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
-
-SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
-       if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
-       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
-FROM `statehouse`.`changelog`
-WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-UNION ALL
-SELECT version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
-       length(document), written_by, 0, 0, 1, 1
-FROM `statehouse`.`state` FINAL
-WHERE state_id = :id;
 
 SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
        written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,

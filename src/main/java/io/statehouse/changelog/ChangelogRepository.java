@@ -89,6 +89,15 @@ interface ChangelogRepository {
 	/** Every retained version of an id (its winners) and the newest, oldest first. */
 	List<VersionInfo> history(String id);
 
+	/** As {@link #history}, for many ids in one read: each known id's versions, oldest first. */
+	Map<String, List<VersionInfo>> histories(Collection<String> ids);
+
+	/**
+	 * Given versions of many ids, in one read: of each id those still retained (or the newest),
+	 * by version.
+	 */
+	Map<String, Map<Long, StoredState>> versions(Map<String, ? extends Collection<Long>> wanted);
+
 	/**
 	 * What became of a claim.
 	 * @param outcome won, lost, not written, or not known

@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -34,6 +35,7 @@ import org.springframework.core.retry.RetryTemplate;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 
 /**
  * The changelog as its writer and readers use it: the newest versions, claims and their
@@ -214,18 +216,32 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			FROM {state} FINAL
 			WHERE state_id = :id""";
 
-	/** Every retained row of an id (no documents, their sizes) and its state row, as {@link #VERSION}. */
-	private static final String HISTORY = """
-			SELECT version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+	/**
+	 * Every retained row of some ids and their state rows, as {@link #VERSION}, with documents
+	 * where {@code {body}} gives them (none for a history: their sizes).
+	 */
+	private static final String HISTORIES = """
+			SELECT state_id, version, claim_id, parent, deleted, {body} AS body, fencing, written_at AS updated_at,
 			       {operation} AS operation, restored_from, length(document) AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
-			WHERE state_id = :id AND {retained}
+			WHERE state_id IN (:ids) AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, '', fencing, updated_at, {operation}, restored_from,
+			SELECT state_id, version, claim_id, parent, deleted, {body}, fencing, updated_at, {operation}, restored_from,
 			       length(document), written_by, 0, 0, 1, 1
 			FROM {state} FINAL
-			WHERE state_id = :id""";
+			WHERE state_id IN (:ids)""";
+
+	/** A history's documents: none. */
+	private static final String NO_DOCUMENTS = "''";
+
+	/** The documents of the versions asked for. */
+	private static final String WANTED_DOCUMENTS = "if((state_id, version) IN (:wanted), document, '')";
+
+	/** As {@link #UNMATERIALIZED}, of many ids: each id's materialized version is looked up in one map. */
+	private static final String UNMATERIALIZED_OF_IDS = """
+			state_id IN (:ids) AND {retained}
+			AND version > (SELECT maxMap(map(state_id, version)) FROM {state} WHERE state_id IN (:ids))[state_id]""";
 
 	/** The rows of an id that may be newer than its materialized version. */
 	private static final String UNMATERIALIZED = """
@@ -277,7 +293,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String version;
 
-	private final String history;
+	private final String histories;
+
+	private final String historiesWithDocuments;
 
 	private final String materialized;
 
@@ -285,7 +303,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String versionMaterialized;
 
-	private final String historyMaterialized;
+	private final String historiesMaterialized;
+
+	private final String historiesWithDocumentsMaterialized;
 
 	private final String foldClaimed;
 
@@ -327,14 +347,18 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		ClaimFilter unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
 		this.version = sql(
 				settings.appendTo("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized.sql()) + ")"));
-		this.history = sql(
-				settings.appendTo("SELECT * FROM (" + HISTORY.replace("{held}", unmaterialized.sql()) + ")"));
+		String histories = HISTORIES.replace("{held}", ChangelogTables.held(arbiter, UNMATERIALIZED_OF_IDS).sql());
+		this.histories = sql(settings.appendTo("SELECT * FROM (" + histories.replace("{body}", NO_DOCUMENTS) + ")"));
+		this.historiesWithDocuments = sql(
+				settings.appendTo("SELECT * FROM (" + histories.replace("{body}", WANTED_DOCUMENTS) + ")"));
 		// The same reads without the arbiter, for an id with nothing newer than its materialized
 		// version while the arbiter cannot be asked.
 		this.materialized = sql(MATERIALIZED);
 		this.listMaterialized = sql(LIST_MATERIALIZED);
 		this.versionMaterialized = sql(VERSION.replace("{held}", "0"));
-		this.historyMaterialized = sql(HISTORY.replace("{held}", "0"));
+		this.historiesMaterialized = sql(HISTORIES.replace("{held}", "0").replace("{body}", NO_DOCUMENTS));
+		this.historiesWithDocumentsMaterialized = sql(
+				HISTORIES.replace("{held}", "0").replace("{body}", WANTED_DOCUMENTS));
 		this.foldClaimed = sql(FOLD_CLAIMED);
 		this.claimedRows = sql(CLAIMED_ROWS);
 		this.replays = sql(REPLAYS);
@@ -695,19 +719,41 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public List<VersionInfo> history(String id) {
-		Retained retained = retained(this.history, this.historyMaterialized, id, 0);
-		if (retained == null) {
-			return List.of();
-		}
-		Map<Long, VersionInfo> versions = new HashMap<>();
-		for (HistoryRow row : retained.rows()) {
-			if (retained.lineage().won(row.version(), row.claimId())) {
-				versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
-						row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy(),
-						(row.restoredFrom() > 0) ? row.restoredFrom() : null));
+		return histories(List.of(id)).getOrDefault(id, List.of());
+	}
+
+	@Override
+	public Map<String, List<VersionInfo>> histories(Collection<String> ids) {
+		Map<String, List<VersionInfo>> histories = new LinkedHashMap<>();
+		retained(this.histories, this.historiesMaterialized, ids, Map.of()).forEach((id, retained) -> {
+			Map<Long, VersionInfo> versions = new HashMap<>();
+			for (HistoryRow row : retained.rows()) {
+				if (retained.lineage().won(row.version(), row.claimId())) {
+					versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
+							row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy(),
+							(row.restoredFrom() > 0) ? row.restoredFrom() : null));
+				}
 			}
-		}
-		return versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList();
+			histories.put(id, versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList());
+		});
+		return histories;
+	}
+
+	@Override
+	public Map<String, Map<Long, StoredState>> versions(Map<String, ? extends Collection<Long>> wanted) {
+		Map<String, Map<Long, StoredState>> versions = new LinkedHashMap<>();
+		retained(this.historiesWithDocuments, this.historiesWithDocumentsMaterialized, wanted.keySet(), wanted)
+			.forEach((id, retained) -> {
+				Map<Long, StoredState> found = new HashMap<>();
+				Collection<Long> asked = wanted.get(id);
+				for (HistoryRow row : retained.rows()) {
+					if (asked.contains(row.version()) && retained.lineage().won(row.version(), row.claimId())) {
+						found.putIfAbsent(row.version(), row.state());
+					}
+				}
+				versions.put(id, found);
+			});
+		return versions;
 	}
 
 	/**
@@ -723,27 +769,64 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		catch (DataAccessException ex) {
 			requireArbiterOnly(ex);
 			rows = rows(materialized, id, fromVersion);
-			long materializedVersion = rows.stream()
-				.filter(HistoryRow::materialized)
-				.mapToLong(HistoryRow::version)
-				.max()
-				.orElse(0);
-			if (rows.stream().anyMatch((row) -> !row.materialized() && row.version() > materializedVersion)) {
-				throw ex;
-			}
+			requireMaterialized(rows, ex);
 		}
+		return retained(rows);
+	}
+
+	/**
+	 * As {@link #retained(String, String, String, long)}, for many ids in one read: of each known
+	 * id, its retained rows (with the documents of the {@code wanted} versions) and their lineage.
+	 */
+	private Map<String, Retained> retained(String sql, String materialized, Collection<String> ids,
+			Map<String, ? extends Collection<Long>> wanted) {
+		if (ids.isEmpty()) {
+			return Map.of();
+		}
+		Map<String, List<HistoryRow>> rows;
+		try {
+			rows = rows(sql, ids, wanted);
+		}
+		catch (DataAccessException ex) {
+			requireArbiterOnly(ex);
+			rows = rows(materialized, ids, wanted);
+			rows.values().forEach((rowsOfId) -> requireMaterialized(rowsOfId, ex));
+		}
+		Map<String, Retained> retained = new LinkedHashMap<>();
+		rows.forEach((id, rowsOfId) -> {
+			Retained ofId = retained(rowsOfId);
+			if (ofId != null) {
+				retained.put(id, ofId);
+			}
+		});
+		return retained;
+	}
+
+	/** Rows read without the arbiter serve only when none is newer than the id's materialized version. */
+	private static void requireMaterialized(List<HistoryRow> rows, DataAccessException failure) {
+		long materializedVersion = rows.stream()
+			.filter(HistoryRow::materialized)
+			.mapToLong(HistoryRow::version)
+			.max()
+			.orElse(0);
+		if (rows.stream().anyMatch((row) -> !row.materialized() && row.version() > materializedVersion)) {
+			throw failure;
+		}
+	}
+
+	/** An id's rows with the lineage of their winners, from its newest; {@code null} if none holds. */
+	private static @Nullable Retained retained(List<HistoryRow> rows) {
 		// The newest: the highest version that holds; at equal versions the materialized row, else the
 		// first committed.
 		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
 			.thenComparing(HistoryRow::materialized)
 			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
 			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
-		List<HistoryRow> retained = rows;
 		return rows.stream()
 			.filter(HistoryRow::held)
 			.max(newest)
-			.map((head) -> new Retained(retained, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
-					retained.stream().filter((row) -> !row.materialized()).toList())))
+			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
+					rows.stream().filter((row) -> !row.materialized()).toList())))
 			.orElse(null);
 	}
 
@@ -751,14 +834,33 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		return this.jdbc.sql(sql)
 			.param("id", id)
 			.param("version", fromVersion)
-			.query((rs, n) -> new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"),
-					rs.getString("body"), rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"),
-					uuid(rs, "parent"), Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
-					rs.getLong("restored_from"), rs.getLong("size_bytes"), rs.getString("written_by"),
-					rs.getLong("block_number"),
-					rs.getLong("block_offset"),
-					rs.getBoolean("materialized"), rs.getBoolean("held")))
+			.query((rs, n) -> historyRow(id, rs))
 			.list();
+	}
+
+	/** The rows of many ids, by id; {@code wanted} names the versions whose documents come along. */
+	private Map<String, List<HistoryRow>> rows(String sql, Collection<String> ids,
+			Map<String, ? extends Collection<Long>> wanted) {
+		StatementSpec statement = this.jdbc.sql(sql).param("ids", List.copyOf(ids));
+		if (!wanted.isEmpty()) {
+			List<Object[]> pairs = new ArrayList<>();
+			wanted.forEach((id, versions) -> versions.forEach((version) -> pairs.add(new Object[] { id, version })));
+			statement = statement.param("wanted", pairs);
+		}
+		Map<String, List<HistoryRow>> rows = new LinkedHashMap<>();
+		statement.query((rs) -> {
+			String id = rs.getString("state_id");
+			rows.computeIfAbsent(id, (key) -> new ArrayList<>()).add(historyRow(id, rs));
+		});
+		return rows;
+	}
+
+	private static HistoryRow historyRow(String id, ResultSet rs) throws SQLException {
+		return new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"), rs.getString("body"),
+				rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"), uuid(rs, "parent"),
+				Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)), rs.getLong("restored_from"),
+				rs.getLong("size_bytes"), rs.getString("written_by"), rs.getLong("block_number"),
+				rs.getLong("block_offset"), rs.getBoolean("materialized"), rs.getBoolean("held"));
 	}
 
 	private static boolean bool(Object value) {

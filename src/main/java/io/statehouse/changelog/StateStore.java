@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +55,19 @@ public class StateStore {
 	/** The versions of an id that the changelog retains, and the newest, oldest first. */
 	public List<VersionInfo> history(String id) {
 		return this.repository.history(id);
+	}
+
+	/** As {@link #history}, for many ids in one read: each known id's versions, oldest first. */
+	public Map<String, List<VersionInfo>> histories(Collection<String> ids) {
+		return this.repository.histories(ids);
+	}
+
+	/**
+	 * Given versions of many ids, in one read: of each id those still retained (or the newest), by
+	 * version; a version truncated away, or never written, is absent.
+	 */
+	public Map<String, Map<Long, StoredState>> versions(Map<String, ? extends Collection<Long>> wanted) {
+		return this.repository.versions(wanted);
 	}
 
 	/**

@@ -2,7 +2,11 @@ package io.statehouse.state;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 
@@ -37,10 +41,13 @@ import org.springframework.stereotype.Service;
 class MatchingRestore {
 
 	/**
-	 * The most ids one restore reads, deleted ones included: each costs reads of its history and
-	 * versions, one after another (about 0.1 s an id on two cores).
+	 * The most ids one restore reads, deleted ones included: its plan, and its report, list every
+	 * id it changes.
 	 */
-	static final int MAX_IDS = 1_000;
+	static final int MAX_IDS = 100_000;
+
+	/** Ids whose histories are read at once. */
+	private static final int HISTORIES = 500;
 
 	/** Writes in flight at once, and their documents' bytes: a restore leaves the writer room for others. */
 	private static final int BATCH = 100;
@@ -80,109 +87,156 @@ class MatchingRestore {
 	Report restore(Glob match, Instant asOf, boolean dryRun, boolean force, Caller caller) {
 		return this.metrics.counted(Write.RESTORE_MATCHING, () -> {
 			Plan plan = plan(match, asOf, caller);
-			if (!plan.gone().isEmpty()) {
-				throw VersionGoneException.asOf(asOf, plan.gone());
+			if (!plan.gone.isEmpty()) {
+				throw VersionGoneException.asOf(asOf, plan.gone);
 			}
-			List<Step> steps = plan.steps()
-				.stream()
-				.map((step) -> step.held(this.locks.isHeld(step.id())))
-				.toList();
+			Set<String> heldNow = this.locks.heldAmong(plan.steps.stream().map(Step::id).toList());
+			List<Step> steps = plan.steps.stream().map((step) -> step.held(heldNow.contains(step.id()))).toList();
 			List<String> held = steps.stream().filter(Step::held).map(Step::id).toList();
 			if (!dryRun && !force && !held.isEmpty()) {
 				throw new LeasesHeldException(held);
 			}
 			if (dryRun) {
-				return Report.of(asOf, true, plan.unchanged(), steps);
+				return Report.of(asOf, true, plan.unchanged, steps);
 			}
 			this.afterPlan.run();
-			List<Step> done = write(steps, force, caller.name());
-			return Report.of(asOf, false, plan.unchanged(), done);
+			List<Step> done = write(steps, plan.sizes, force, caller.name());
+			return Report.of(asOf, false, plan.unchanged, done);
 		});
 	}
 
 	private Plan plan(Glob match, Instant asOf, Caller caller) {
-		List<Step> steps = new ArrayList<>();
-		List<String> gone = new ArrayList<>();
-		int unchanged = 0;
+		Plan plan = new Plan();
 		int seen = 0;
 		String after = null;
 		List<StateSummary> page;
 		do {
 			page = this.store.listWithDeleted("", match.toLike(), caller.ids().toLike(), after, Page.MAX_SIZE);
-			for (StateSummary summary : page) {
-				if (++seen > MAX_IDS) {
-					throw new InvalidRequestException("More than " + MAX_IDS + " states match '" + match.text()
-							+ "': restore them a narrower glob at a time.");
-				}
-				List<VersionInfo> versions = this.store.history(summary.id());
-				if (versions.isEmpty()) {
-					unchanged++;
-					continue;
-				}
-				PointInTime pointInTime = PointInTime.of(versions, asOf);
-				if (pointInTime.gone()) {
-					gone.add(summary.id());
-					continue;
-				}
-				Step step = step(summary.id(), pointInTime, versions.get(versions.size() - 1));
-				if (step != null) {
-					steps.add(step);
-				}
-				else {
-					unchanged++;
-				}
+			seen += page.size();
+			if (seen > MAX_IDS) {
+				throw new InvalidRequestException("More than " + MAX_IDS + " states match '" + match.text()
+						+ "': restore them a narrower glob at a time.");
+			}
+			List<String> ids = page.stream().map(StateSummary::id).toList();
+			for (int from = 0; from < ids.size(); from += HISTORIES) {
+				plan(ids.subList(from, Math.min(ids.size(), from + HISTORIES)), asOf, plan);
 			}
 			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
 		}
 		while (page.size() == Page.MAX_SIZE);
-		return new Plan(steps, gone, unchanged);
+		return plan;
 	}
 
 	/**
-	 * What an id needs to be as it was then: {@code null} when it already is. Documents are read
-	 * only to compare two live versions.
+	 * Plans some ids from their histories, read at once; documents are read only to compare two
+	 * live versions, a few megabytes at a time.
 	 */
-	private @Nullable Step step(String id, PointInTime pointInTime, VersionInfo newest) {
-		boolean liveNow = PointInTime.isLive(newest);
-		if (!pointInTime.existed()) {
-			return liveNow ? Step.planned(id, Action.DELETE, newest.version(), null) : null;
+	private void plan(List<String> ids, Instant asOf, Plan plan) {
+		Map<String, List<VersionInfo>> histories = this.store.histories(ids);
+		// Steps in the ids' order, those that wait for a comparison too.
+		@Nullable Step[] steps = new Step[ids.size()];
+		List<Comparison> comparisons = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			String id = ids.get(i);
+			List<VersionInfo> versions = histories.getOrDefault(id, List.of());
+			if (versions.isEmpty()) {
+				plan.unchanged++;
+				continue;
+			}
+			PointInTime pointInTime = PointInTime.of(versions, asOf);
+			if (pointInTime.gone()) {
+				plan.gone.add(id);
+				continue;
+			}
+			VersionInfo newest = versions.get(versions.size() - 1);
+			boolean liveNow = PointInTime.isLive(newest);
+			@Nullable VersionInfo then = pointInTime.existed() ? pointInTime.then() : null;
+			if (then == null && liveNow) {
+				steps[i] = Step.planned(id, Action.DELETE, newest.version(), null);
+			}
+			else if (then != null && !liveNow) {
+				steps[i] = plan.restore(id, newest.version(), then);
+			}
+			else if (then != null && then.version() != newest.version()) {
+				comparisons.add(new Comparison(i, id, then, newest));
+			}
+			else {
+				// Absent then and now, or the same version.
+				plan.unchanged++;
+			}
 		}
-		long then = pointInTime.then().version();
-		if (liveNow && (then == newest.version() || document(id, then).equals(document(id, newest.version())))) {
-			return null;
+		compare(comparisons, steps, plan);
+		for (Step step : steps) {
+			if (step != null) {
+				plan.steps.add(step);
+			}
 		}
-		return Step.planned(id, Action.RESTORE, newest.version(), then);
 	}
 
-	/** A version's document: the history just listed it, so it is gone only if truncation came in between. */
-	private String document(String id, long version) {
-		return this.store.version(id, version)
-			.map(StoredState::document)
-			.orElseThrow(() -> new VersionGoneException(id, version));
+	/** Restores an id whose document then and now differ; leaves those whose documents are the same. */
+	private void compare(List<Comparison> comparisons, @Nullable Step[] steps, Plan plan) {
+		int next = 0;
+		while (next < comparisons.size()) {
+			Map<String, List<Long>> wanted = new HashMap<>();
+			List<Comparison> batch = new ArrayList<>();
+			long bytes = 0;
+			while (next < comparisons.size() && (batch.isEmpty() || bytes < BATCH_BYTES)) {
+				Comparison comparison = comparisons.get(next++);
+				batch.add(comparison);
+				wanted.put(comparison.id(), List.of(comparison.then().version(), comparison.newest().version()));
+				bytes += comparison.then().sizeBytes() + comparison.newest().sizeBytes();
+			}
+			Map<String, Map<Long, StoredState>> documents = this.store.versions(wanted);
+			for (Comparison comparison : batch) {
+				Map<Long, StoredState> found = documents.getOrDefault(comparison.id(), Map.of());
+				StoredState then = found.get(comparison.then().version());
+				StoredState newest = found.get(comparison.newest().version());
+				if (then == null || newest == null) {
+					// The history just listed it: gone only if truncation came in between.
+					throw new VersionGoneException(comparison.id(),
+							(then == null) ? comparison.then().version() : comparison.newest().version());
+				}
+				if (then.document().equals(newest.document())) {
+					plan.unchanged++;
+				}
+				else {
+					steps[comparison.index()] = plan.restore(comparison.id(), comparison.newest().version(),
+							comparison.then());
+				}
+			}
+		}
+	}
+
+	/** An id whose documents then and now are both live, and compared before it is planned. */
+	private record Comparison(int index, String id, VersionInfo then, VersionInfo newest) {
 	}
 
 	/**
-	 * Writes the steps, a batch at a time: a batch's writes share INSERTs, and a batch holds at most
-	 * {@value #BATCH} writes and {@value #BATCH_BYTES} bytes of documents. Unless forced, an id whose
+	 * Writes the steps, a batch at a time: a batch holds at most {@value #BATCH} writes and
+	 * {@value #BATCH_BYTES} bytes of documents, and its writes share INSERTs. Just before a batch is
+	 * written, its leases and documents are read, once for the batch: unless forced, an id whose
 	 * lock was granted since the plan is not written (a conflict).
 	 */
-	private List<Step> write(List<Step> steps, boolean force, String writtenBy) {
+	private List<Step> write(List<Step> steps, Map<String, Long> sizes, boolean force, String writtenBy) {
 		List<Step> done = new ArrayList<>();
 		int next = 0;
 		while (next < steps.size()) {
 			List<Step> batch = new ArrayList<>();
-			List<@Nullable CompletableFuture<Committed>> writes = new ArrayList<>();
 			long bytes = 0;
-			while (next < steps.size() && batch.size() < BATCH && bytes < BATCH_BYTES) {
+			while (next < steps.size() && batch.size() < BATCH && (batch.isEmpty() || bytes < BATCH_BYTES)) {
 				Step step = steps.get(next++);
 				batch.add(step);
-				if (!force && this.locks.isHeld(step.id())) {
-					writes.add(null);
-					continue;
-				}
-				Written submitted = submit(step, writtenBy);
-				writes.add(submitted.write());
-				bytes += submitted.bytes();
+				bytes += sizes.getOrDefault(step.id(), 0L);
+			}
+			Set<String> held = force ? Set.of() : this.locks.heldAmong(batch.stream().map(Step::id).toList());
+			// Read again, not kept from the plan: a plan of many ids would hold all their documents.
+			Map<String, Map<Long, StoredState>> earlier = this.store.versions(batch.stream()
+				.filter((step) -> step.action() == Action.RESTORE && !held.contains(step.id()))
+				.collect(Collectors.toMap(Step::id, (step) -> List.of(Objects.requireNonNull(step.restoredFrom())))));
+			List<@Nullable CompletableFuture<Committed>> writes = new ArrayList<>();
+			for (Step step : batch) {
+				writes.add(held.contains(step.id()) ? null
+						: submit(step, earlier.getOrDefault(step.id(), Map.of()), writtenBy));
 			}
 			for (int i = 0; i < batch.size(); i++) {
 				Step step = batch.get(i);
@@ -205,27 +259,22 @@ class MatchingRestore {
 		return done;
 	}
 
-	private Written submit(Step step, String writtenBy) {
+	/** Submits a step's write: {@code earlier} holds the document it restores, unless truncated since the plan. */
+	private CompletableFuture<Committed> submit(Step step, Map<Long, StoredState> earlier, String writtenBy) {
 		if (step.action() == Action.DELETE) {
-			return new Written(this.store.submit(step.id(), (current) -> {
+			return this.store.submit(step.id(), (current) -> {
 				requireUnchanged(step, current, null);
 				return Change.delete(0, writtenBy);
-			}, 0), 0);
+			}, 0);
 		}
-		// Read again, not kept from the plan: a plan of a thousand ids would hold a thousand documents.
-		StoredState earlier = this.store.version(step.id(), step.restoredFrom()).orElse(null);
-		if (earlier == null) {
-			return new Written(CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom())), 0);
+		StoredState then = earlier.get(step.restoredFrom());
+		if (then == null) {
+			return CompletableFuture.failedFuture(new VersionGoneException(step.id(), step.restoredFrom()));
 		}
-		int bytes = earlier.document().length();
-		return new Written(this.store.submit(step.id(), (current) -> {
-			requireUnchanged(step, current, earlier.document());
-			return Change.restore(earlier, 0, writtenBy);
-		}, bytes), bytes);
-	}
-
-	/** A write submitted, and the bytes of its document. */
-	private record Written(CompletableFuture<Committed> write, long bytes) {
+		return this.store.submit(step.id(), (current) -> {
+			requireUnchanged(step, current, then.document());
+			return Change.restore(then, 0, writtenBy);
+		}, then.document().length());
 	}
 
 	/**
@@ -262,7 +311,26 @@ class MatchingRestore {
 		return (ids.size() > 5) ? shown + ", …" : shown;
 	}
 
-	private record Plan(List<Step> steps, List<String> gone, int unchanged) {
+	/** What a restore will do, as its plan grows. */
+	private static final class Plan {
+
+		final List<Step> steps = new ArrayList<>();
+
+		/** The ids whose version then is gone. */
+		final List<String> gone = new ArrayList<>();
+
+		/** The size of the document each restore step writes. */
+		final Map<String, Long> sizes = new HashMap<>();
+
+		/** How many ids it leaves as they are. */
+		int unchanged;
+
+		/** A restore step: its document's size is kept to size the batches it is written in. */
+		Step restore(String id, long current, VersionInfo then) {
+			this.sizes.put(id, then.sizeBytes());
+			return Step.planned(id, Action.RESTORE, current, then.version());
+		}
+
 	}
 
 	/** What a restore does to an id. */

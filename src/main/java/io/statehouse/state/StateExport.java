@@ -1,6 +1,8 @@
 package io.statehouse.state;
 
 import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -40,6 +42,9 @@ class StateExport {
 
 	/** Ids whose documents are read, and held, at a time. */
 	private static final int DOCUMENTS = Page.MAX_SIZE;
+
+	/** With history: about how many bytes of documents are read, and held, at a time. */
+	private static final long DOCUMENT_BYTES = 8L << 20;
 
 	private final StateStore store;
 
@@ -95,25 +100,55 @@ class StateExport {
 		return written;
 	}
 
-	/** Each id's retained versions, with their documents: a read of the history and one per version. */
-	private int writeHistories(List<StateSummary> page, JsonGenerator lines) {
+	/**
+	 * Each id's retained versions, with their documents: the histories in one read, the documents
+	 * of their live versions {@value #DOCUMENT_BYTES} bytes at a time.
+	 */
+	private int writeHistories(List<StateSummary> part, JsonGenerator lines) {
+		Map<String, List<VersionInfo>> histories = this.store.histories(part.stream().map(StateSummary::id).toList());
+		List<Listed> listed = new ArrayList<>();
+		long bytes = 0;
 		int written = 0;
-		for (StateSummary summary : page) {
-			for (VersionInfo version : this.store.history(summary.id())) {
-				StoredState state = PointInTime.isLive(version)
-						? this.store.version(summary.id(), version.version()).orElse(null) : null;
-				if (PointInTime.isLive(version) && state == null) {
-					// Truncated since its history was read: older than anything still retained.
-					continue;
+		for (StateSummary summary : part) {
+			for (VersionInfo version : histories.getOrDefault(summary.id(), List.of())) {
+				listed.add(new Listed(summary.id(), version));
+				bytes += version.sizeBytes();
+				if (bytes >= DOCUMENT_BYTES) {
+					written += writeVersions(listed, lines);
+					listed.clear();
+					bytes = 0;
 				}
-				new StateLine(summary.id(), version.version(), version.updatedAt(), version.operation().name(),
-						(version.writtenBy() != null) ? version.writtenBy() : "",
-						(state != null) ? state.document() : null)
-					.write(lines);
-				written++;
 			}
 		}
+		return written + writeVersions(listed, lines);
+	}
+
+	/** Versions in the order listed, with the documents of the live ones, read at once. */
+	private int writeVersions(List<Listed> listed, JsonGenerator lines) {
+		Map<String, List<Long>> live = new LinkedHashMap<>();
+		listed.stream()
+			.filter((entry) -> PointInTime.isLive(entry.version()))
+			.forEach((entry) -> live.computeIfAbsent(entry.id(), (id) -> new ArrayList<>()).add(entry.version().version()));
+		Map<String, Map<Long, StoredState>> documents = live.isEmpty() ? Map.of() : this.store.versions(live);
+		int written = 0;
+		for (Listed entry : listed) {
+			VersionInfo version = entry.version();
+			StoredState state = PointInTime.isLive(version)
+					? documents.getOrDefault(entry.id(), Map.of()).get(version.version()) : null;
+			if (PointInTime.isLive(version) && state == null) {
+				// Truncated since its history was read: older than anything still retained.
+				continue;
+			}
+			new StateLine(entry.id(), version.version(), version.updatedAt(), version.operation().name(),
+					(version.writtenBy() != null) ? version.writtenBy() : "", (state != null) ? state.document() : null)
+				.write(lines);
+			written++;
+		}
 		return written;
+	}
+
+	/** A version of an id, listed for the export. */
+	private record Listed(String id, VersionInfo version) {
 	}
 
 }

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongFunction;
@@ -260,8 +261,9 @@ class StateService {
 		boolean more = ids.size() > size;
 		List<StateSummary> looked = more ? ids.subList(0, size) : ids;
 		List<StateSummary> items = new ArrayList<>();
+		Map<String, List<VersionInfo>> histories = this.store.histories(looked.stream().map(StateSummary::id).toList());
 		for (StateSummary id : looked) {
-			List<VersionInfo> versions = this.store.history(id.id());
+			List<VersionInfo> versions = histories.getOrDefault(id.id(), List.of());
 			if (versions.isEmpty()) {
 				continue;
 			}

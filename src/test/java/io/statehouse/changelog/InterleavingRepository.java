@@ -116,6 +116,16 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
+	public Map<String, List<VersionInfo>> histories(Collection<String> ids) {
+		return this.delegate.histories(ids);
+	}
+
+	@Override
+	public Map<String, Map<Long, StoredState>> versions(Map<String, ? extends Collection<Long>> wanted) {
+		return this.delegate.versions(wanted);
+	}
+
+	@Override
 	public List<FeedRow> changes(FeedCursor after, int limit) {
 		return this.delegate.changes(after, limit);
 	}

@@ -6,9 +6,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 
+import io.statehouse.changelog.Change;
+import io.statehouse.changelog.Committed;
 import io.statehouse.changelog.StateStore;
 import io.statehouse.lock.LockService;
 import io.statehouse.shared.Caller;
@@ -142,6 +146,44 @@ class MatchingRestoreTests {
 		assertThat(this.client.get("/states/late:a").body()).isEqualTo("{\"a\":1}");
 		assertThat(this.client.get("/states/late:b").body()).isEqualTo("{\"b\":2}");
 		assertThat(this.client.versions("late:c")).containsExactly(1L, 2L, 3L);
+	}
+
+	/**
+	 * More ids than one read of histories holds (500), and than one batch of writes (100): planned
+	 * and written in the ids' order, each as it was then, the few created since deleted.
+	 */
+	@Test
+	void aRestoreOfMoreIdsThanAReadHoldsRestoresEveryOneInTheIdsOrder() throws Exception {
+		int count = 620;
+		List<String> ids = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			ids.add("many:%04d".formatted(i));
+		}
+		writeAll(ids, (i) -> "{\"n\":" + i + "}");
+		String then = writtenAtThenLater(ids.get(count - 1));
+		writeAll(ids, (i) -> "{\"n\":" + i + ",\"later\":true}");
+		writeAll(List.of("many:new1", "many:new2"), (i) -> "{}");
+
+		JsonNode report = restore("many:*", then).json();
+
+		assertThat(counts(report)).containsExactly(count, 2, 0, 0);
+		List<String> changed = report.get("changes").valueStream().map((change) -> change.get("id").asString()).toList();
+		assertThat(changed).hasSize(count + 2).isSorted();
+		for (int i = 0; i < count; i += 97) {
+			assertThat(this.client.get("/states/" + ids.get(i)).body()).isEqualTo("{\"n\":" + i + "}");
+			assertThat(this.client.versions(ids.get(i))).containsExactly(1L, 2L, 3L);
+		}
+		assertThat(this.client.get("/states/many:new1").status()).isEqualTo(404);
+	}
+
+	/** Writes a document to each id at once, through the group-committing writer. */
+	private void writeAll(List<String> ids, IntFunction<String> document) {
+		List<CompletableFuture<Committed>> writes = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			String written = document.apply(i);
+			writes.add(this.store.submit(ids.get(i), (current) -> Change.put(written, 0, "open"), written.length()));
+		}
+		writes.forEach(this.store::await);
 	}
 
 	/**

@@ -70,13 +70,17 @@ class StateTransferTests {
 
 	@Test
 	void exportWithHistoryListsEveryRetainedVersionDeletionsIncluded() {
+		this.client.put("/states/xfer-xh:b", "{\"b\":1}");
 		this.client.put("/states/xfer-xh:a", "{\"v\":1}");
 		this.client.patch("/states/xfer-xh:a", "{\"w\":2}");
+		this.client.put("/states/xfer-xh:b", "{\"b\":2}");
 		this.client.delete("/states/xfer-xh:a");
 		List<JsonNode> lines = lines(export("xfer-xh:*", true));
-		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("version").asLong() + " "
-				+ line.get("operation").asString() + " " + line.get("writtenBy").asString() + " " + line.get("document"))
-			.containsExactly("1 PUT open {\"v\":1}", "2 PATCH open {\"v\":1,\"w\":2}", "3 DELETE open null");
+		assertThat(lines.subList(1, lines.size() - 1)).extracting((line) -> line.get("id").asString().substring(8) + " "
+				+ line.get("version").asLong() + " " + line.get("operation").asString() + " "
+				+ line.get("writtenBy").asString() + " " + line.get("document"))
+			.containsExactly("a 1 PUT open {\"v\":1}", "a 2 PATCH open {\"v\":1,\"w\":2}", "a 3 DELETE open null",
+					"b 1 PUT open {\"b\":1}", "b 2 PUT open {\"b\":2}");
 	}
 
 	@Test

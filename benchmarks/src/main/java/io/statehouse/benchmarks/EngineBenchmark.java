@@ -5,11 +5,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.statehouse.clickhouse.ClickHouseTable;
 import io.statehouse.clickhouse.embedded.ChdbEngine;
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
@@ -21,6 +25,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * embedded engine's HTTP endpoint, against the same query called directly on the engine, side
  * by side in one run, at 1 and 8 threads. Rounds alternate the two so that machine noise hits
  * both alike; the ratio is of the medians.
+ *
+ * <p>Then what one statement costs a lone caller, directly and through the driver: the floor
+ * under every request of the service ({@code -Dstatements=false} skips it). {@code SELECT 1}; a
+ * point read; a one-row INSERT into a table shaped as the lock claims' (as many columns, the
+ * same defaults) with the service's durable settings (each part fsynced), and the same without.
  */
 public final class EngineBenchmark {
 
@@ -30,6 +39,7 @@ public final class EngineBenchmark {
 
 	public static void main(String[] args) throws Exception {
 		Duration measure = Parameters.seconds("seconds", 5, 0.2);
+		boolean statements = Boolean.parseBoolean(System.getProperty("statements", "true"));
 		Duration warmup = Parameters.seconds("warmup", 1, 0.1);
 		int rounds = Parameters.count("rounds", 3, 1);
 		Path data = Files.createTempDirectory("statehouse-engine-bench");
@@ -78,7 +88,71 @@ public final class EngineBenchmark {
 					System.out.printf("threads=%d: driver/direct = %.2f (medians %,.0f vs %,.0f ops/s)%n", threads,
 							ratio, Load.median(driverRates), Load.median(directRates));
 				}
+				if (statements) {
+					statementCosts(engine, jdbc, rounds, warmup, measure);
+				}
 			}
+		}
+	}
+
+	/** One row of a table shaped as the lock claims', into the table named by {@code %s}. */
+	private static final String CLAIM = "INSERT INTO bench.%s (lock_id, slot, kind, claim_id, token, owner, granted_to, "
+			+ "ttl_ms, writes, fencing_floor) VALUES ('lock', %d, 'acquire', generateUUIDv4(), generateUUIDv4(), 'run', "
+			+ "'token', 60000, false, 0)";
+
+	private static final String CLAIMS = """
+			CREATE TABLE bench.%s (
+			    lock_id String, slot UInt64, kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3), claim_id UUID,
+			    token UUID, owner String, granted_to LowCardinality(String) DEFAULT '', ttl_ms UInt32,
+			    writes Bool DEFAULT true, lapses_at DateTime64(6) DEFAULT 0, fencing_floor UInt64 EPHEMERAL,
+			    written_at DateTime64(6) DEFAULT now64(6),
+			    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
+			    acquired_at DateTime64(6) DEFAULT written_at,
+			    expires_at DateTime64(6) DEFAULT written_at + toIntervalMillisecond(ttl_ms),
+			    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at,
+			    INDEX written written_at TYPE minmax GRANULARITY 1
+			)
+			ENGINE = MergeTree ORDER BY (lock_id, slot)
+			SETTINGS enable_block_number_column = 1%s""";
+
+	/**
+	 * p50 of each statement alone, directly and through the driver, rounds alternating. The
+	 * service sends them through the driver; the difference is the driver and the HTTP hop.
+	 */
+	private static void statementCosts(ChdbEngine engine, JdbcClient jdbc, int rounds, Duration warmup,
+			Duration measure) throws Exception {
+		run(engine, CLAIMS.formatted("claims_durable", ", " + ClickHouseTable.DURABLE));
+		run(engine, CLAIMS.formatted("claims_plain", ""));
+		AtomicLong slots = new AtomicLong();
+		Map<String, String> statements = new LinkedHashMap<>();
+		statements.put("SELECT 1", "SELECT 1");
+		statements.put("point read with FINAL", POINT_READ + "'key-42'");
+		statements.put("INSERT, durable (fsynced)", "claims_durable");
+		statements.put("INSERT, not fsynced", "claims_plain");
+		System.out.printf("What one statement costs a lone caller, p50 of %d rounds of %s (ms)%n", rounds,
+				Parameters.format(measure));
+		System.out.printf("  %-28s %8s %8s %8s%n", "statement", "direct", "driver", "hop");
+		for (Map.Entry<String, String> statement : statements.entrySet()) {
+			boolean insert = statement.getKey().startsWith("INSERT");
+			LongFunction<String> sql = (slot) -> insert
+					? CLAIM.formatted(statement.getValue(), slot) : statement.getValue();
+			List<Double> direct = new ArrayList<>();
+			List<Double> driver = new ArrayList<>();
+			for (int round = 0; round < rounds; round++) {
+				direct.add(Load.run("direct", 1, warmup, measure, (caller, n) -> run(engine, sql.apply(slots.incrementAndGet())))
+					.p50Millis());
+				driver.add(Load.run("driver", 1, warmup, measure, (caller, n) -> {
+					if (insert) {
+						jdbc.sql(sql.apply(slots.incrementAndGet())).update();
+					}
+					else {
+						jdbc.sql(sql.apply(0)).query((rs, i) -> rs.getString(1)).list();
+					}
+				}).p50Millis());
+			}
+			double d = Load.median(direct);
+			double j = Load.median(driver);
+			System.out.printf("  %-28s %8.2f %8.2f %8.2f%n", statement.getKey(), d, j, j - d);
 		}
 	}
 

@@ -15,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
@@ -63,9 +65,12 @@ public final class LockBenchmark {
 				release(http, base, "bench:uncontended", token);
 				pairs.incrementAndGet();
 			};
+			MeterRegistry meters = service.bean(MeterRegistry.class);
 			Statements before = Statements.count(jdbc);
+			StatementTimes timesBefore = StatementTimes.of(meters);
 			Load.Result statehouse = Load.run("Statehouse acquire + release", 1, warmup, measure, ours);
 			Statements statements = Statements.count(jdbc).minus(before);
+			StatementTimes times = StatementTimes.of(meters).minus(timesBefore);
 			List<Long> seedTimes = new ArrayList<>();
 			for (int i = 0; i < seedRounds; i++) {
 				long began = System.nanoTime();
@@ -82,6 +87,8 @@ public final class LockBenchmark {
 					seedP50 / statehouse.p50Millis(), statehouse.p50Millis(), seedP50);
 			System.out.printf("  ClickHouse statements per acquire + release: %.2f (%.2f INSERTs; %d pairs)%n",
 					statements.queries() / (double) pairs.get(), statements.inserts() / (double) pairs.get(), pairs.get());
+			System.out.printf("  Each as the service timed it (mean, the driver and its HTTP hop included; background "
+					+ "work's too): SELECT %.1f ms, INSERT %.1f ms%n", times.selectMillis(), times.insertMillis());
 
 			AtomicLong handOffs = new AtomicLong();
 			Load.Operation contended = (caller, n) -> {
@@ -183,6 +190,34 @@ public final class LockBenchmark {
 	 * Statements the engine ran, from {@code system.events} (one of them is this count's own
 	 * query, and the materializer may add one every 10 s: noise next to hundreds of pairs).
 	 */
+	/** The service's own timers of its statements: how many, and how long in all, by kind. */
+	record StatementTimes(long selects, double selectsMillis, long inserts, double insertsMillis) {
+
+		static StatementTimes of(MeterRegistry meters) {
+			Timer[] kinds = { timer(meters, "select"), timer(meters, "insert") };
+			return new StatementTimes(kinds[0].count(), kinds[0].totalTime(TimeUnit.MILLISECONDS), kinds[1].count(),
+					kinds[1].totalTime(TimeUnit.MILLISECONDS));
+		}
+
+		private static Timer timer(MeterRegistry meters, String kind) {
+			return meters.timer("statehouse.clickhouse.statements", "kind", kind, "outcome", "success", "code", "none");
+		}
+
+		StatementTimes minus(StatementTimes earlier) {
+			return new StatementTimes(this.selects - earlier.selects, this.selectsMillis - earlier.selectsMillis,
+					this.inserts - earlier.inserts, this.insertsMillis - earlier.insertsMillis);
+		}
+
+		double selectMillis() {
+			return this.selectsMillis / Math.max(1, this.selects);
+		}
+
+		double insertMillis() {
+			return this.insertsMillis / Math.max(1, this.inserts);
+		}
+
+	}
+
 	record Statements(long queries, long inserts) {
 
 		static Statements count(JdbcClient jdbc) {
