@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 import io.statehouse.changelog.ChangelogRepository.FeedRow;
 import io.statehouse.claims.ClaimKey;
@@ -28,7 +29,7 @@ public class ChangeFeed {
 
 	private final Duration claimWindow;
 
-	private final List<Runnable> commitListeners = new CopyOnWriteArrayList<>();
+	private final List<Consumer<Map<String, Long>>> commitListeners = new CopyOnWriteArrayList<>();
 
 	ChangeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
 			Duration claimWindow) {
@@ -100,13 +101,17 @@ public class ChangeFeed {
 		return settled;
 	}
 
-	/** Has {@code listener} run after every batch of writes this instance commits. */
-	public void onCommit(Runnable listener) {
+	/**
+	 * Has {@code listener} told, after every batch of writes this instance commits, the ids written
+	 * and the newest version of each that won (acknowledged writes: never a claim that lost). It
+	 * runs on the writer's thread, before the writes are answered: it must not block.
+	 */
+	public void onCommit(Consumer<Map<String, Long>> listener) {
 		this.commitListeners.add(listener);
 	}
 
-	void committed() {
-		this.commitListeners.forEach(Runnable::run);
+	void committed(Map<String, Long> won) {
+		this.commitListeners.forEach((listener) -> listener.accept(won));
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -60,11 +61,12 @@ class ClaimRound {
 
 	private final Counter lostClaims;
 
-	private final Runnable committed;
+	private final Consumer<Map<String, Long>> committed;
 
-	/** @param committed told after a batch in which a write won */
+	/** @param committed told after a batch in which a write won: of each id written, the newest version that won */
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
-			ChangelogProperties.Writer properties, ReadBack readBack, Runnable committed, MeterRegistry meters) {
+			ChangelogProperties.Writer properties, ReadBack readBack, Consumer<Map<String, Long>> committed,
+			MeterRegistry meters) {
 		this.repository = repository;
 		this.arbiter = arbiter;
 		this.tail = tail;
@@ -129,8 +131,14 @@ class ClaimRound {
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
 		}
-		if (verdicts.values().stream().anyMatch((verdict) -> verdict.outcome() == Verdict.Outcome.WON)) {
-			this.committed.run();
+		Map<String, Long> won = new HashMap<>();
+		verdicts.forEach((claim, verdict) -> {
+			if (verdict.outcome() == Verdict.Outcome.WON) {
+				won.merge(claim.id(), claim.version(), Math::max);
+			}
+		});
+		if (!won.isEmpty()) {
+			this.committed.accept(won);
 		}
 		List<PendingWrite> retries = new ArrayList<>();
 		for (PendingClaim claim : claims) {

@@ -89,7 +89,7 @@ class ChangeTail implements SmartLifecycle {
 		Gauge.builder("statehouse.watch.followers", this, ChangeTail::followers)
 			.description("Streams and waits following the feed on this instance")
 			.register(meters);
-		feed.onCommit(this::poke);
+		feed.onCommit((won) -> poke());
 	}
 
 	/** Wakes the reader: a change was committed here. */

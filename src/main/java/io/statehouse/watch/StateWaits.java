@@ -1,7 +1,10 @@
 package io.statehouse.watch;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -11,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.changelog.ChangeEvent;
+import io.statehouse.changelog.ChangeFeed;
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.changelog.FeedCursorGoneException;
 
@@ -18,7 +22,8 @@ import io.statehouse.changelog.FeedCursorGoneException;
  * Waits for one state to change: the waiter names the version it has and the cursor it read it
  * at, and is woken by the first change of that id after the cursor to another version, or told
  * that its wait ended. No thread waits: the tail hands the change over, and the waiter is
- * answered on a thread of its own.
+ * answered on a thread of its own. A write committed on this instance wakes its id's waiters
+ * here at once, as it is answered, without waiting for the tail to read it back.
  */
 public class StateWaits {
 
@@ -34,8 +39,11 @@ public class StateWaits {
 
 	private final AtomicInteger open = new AtomicInteger();
 
-	StateWaits(ChangeTail tail, WatchProperties properties, Executor wakers, ScheduledExecutorService timers, int max,
-			MeterRegistry meters) {
+	/** The waits open here, by id: for this instance's commits. */
+	private final Map<String, Set<Waiter>> byId = new ConcurrentHashMap<>();
+
+	StateWaits(ChangeTail tail, ChangeFeed feed, WatchProperties properties, Executor wakers,
+			ScheduledExecutorService timers, int max, MeterRegistry meters) {
 		this.tail = tail;
 		this.properties = properties;
 		this.wakers = wakers;
@@ -44,6 +52,17 @@ public class StateWaits {
 		Gauge.builder("statehouse.watch.waits", this.open, AtomicInteger::get)
 			.description("Reads of a state waiting for it to change on this instance")
 			.register(meters);
+		feed.onCommit(this::committed);
+	}
+
+	/** Wakes the waits of ids this instance just wrote, for a version newer than theirs. */
+	private void committed(Map<String, Long> won) {
+		won.forEach((id, version) -> {
+			Set<Waiter> waiting = this.byId.get(id);
+			if (waiting != null) {
+				waiting.forEach((waiter) -> waiter.committed(version));
+			}
+		});
 	}
 
 	/** Where the feed stands now: read it before the state a wait starts from. */
@@ -70,7 +89,11 @@ public class StateWaits {
 			throw new TooManyWatchersException("waits", this.max);
 		}
 		Waiter waiter = new Waiter(id, version);
-		waiter.result.whenComplete((changed, ex) -> this.open.decrementAndGet());
+		this.byId.computeIfAbsent(id, (key) -> ConcurrentHashMap.newKeySet()).add(waiter);
+		waiter.result.whenComplete((changed, ex) -> {
+			this.open.decrementAndGet();
+			this.byId.computeIfPresent(id, (key, waiting) -> (waiting.remove(waiter) && waiting.isEmpty()) ? null : waiting);
+		});
 		if (!this.tail.join(waiter, after)) {
 			// The tail has not read the feed yet (ClickHouse away since start), or moved on further
 			// than it holds: the waiter reads again after a poll.
@@ -112,6 +135,14 @@ public class StateWaits {
 			}
 			wake();
 			return false;
+		}
+
+		/** A version of its id committed here: the tail will bring it too, later. */
+		void committed(long committed) {
+			if (committed > this.version) {
+				StateWaits.this.tail.leave(this);
+				wake();
+			}
 		}
 
 		@Override

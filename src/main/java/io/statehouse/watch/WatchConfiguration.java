@@ -38,8 +38,9 @@ class WatchConfiguration {
 	}
 
 	@Bean
-	StateWaits stateWaits(ChangeTail tail, WatchProperties properties, WatchThreads threads, MeterRegistry meters) {
-		return new StateWaits(tail, properties, threads.workers, threads.timers, MAX_WAITS, meters);
+	StateWaits stateWaits(ChangeTail tail, ChangeFeed feed, WatchProperties properties, WatchThreads threads,
+			MeterRegistry meters) {
+		return new StateWaits(tail, feed, properties, threads.workers, threads.timers, MAX_WAITS, meters);
 	}
 
 	/**

@@ -32,6 +32,9 @@ class WatchApiTests {
 	@Autowired
 	StatehouseClient client;
 
+	@Autowired
+	ChangeTail tail;
+
 	/** How long a change may take to reach a watcher (by Keeper, a claim window after it was written). */
 	Duration patience() {
 		return Duration.ofSeconds(10);
@@ -156,6 +159,30 @@ class WatchApiTests {
 		assertThat(changed.version()).isEqualTo(2);
 		assertThat(changed.body()).isEqualTo("{\"n\":2}");
 		assertThat(changed.header("Preference-Applied")).hasValue("wait=30");
+	}
+
+	/**
+	 * The commit wakes a read waiting on its own instance itself: with the tail reader stopped (it
+	 * reads nothing back), the wait is answered by the write, not by its end (a 304).
+	 */
+	@Test
+	void aWaitingReadIsWokenByItsOwnInstancesCommitWithoutTheTail() throws Exception {
+		String id = unique("local") + "state";
+		this.client.put("/states/" + id, "{\"n\":1}");
+		this.tail.stop();
+		try {
+			CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(
+					() -> this.client.get("/states/" + id, "If-None-Match", "\"1\"", "Prefer", "wait=10"));
+			Thread.sleep(500);
+			assertThat(waiting).as("still waiting").isNotDone();
+			this.client.put("/states/" + id, "{\"n\":2}");
+			Response changed = waiting.get(20, TimeUnit.SECONDS);
+			assertThat(changed.status()).isEqualTo(200);
+			assertThat(changed.version()).isEqualTo(2);
+		}
+		finally {
+			this.tail.start();
+		}
 	}
 
 	@Test

@@ -13,7 +13,6 @@ import java.util.function.LongFunction;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.statehouse.clickhouse.ClickHouseTable;
 import io.statehouse.clickhouse.embedded.ChdbEngine;
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
@@ -28,8 +27,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  *
  * <p>Then what one statement costs a lone caller, directly and through the driver: the floor
  * under every request of the service ({@code -Dstatements=false} skips it). {@code SELECT 1}; a
- * point read; a one-row INSERT into a table shaped as the lock claims' (as many columns, the
- * same defaults) with the service's durable settings (each part fsynced), and the same without.
+ * point read; a one-row INSERT into the lock claims' table as the service creates it (each part
+ * fsynced), and into a copy of it without fsync.
  */
 public final class EngineBenchmark {
 
@@ -89,46 +88,41 @@ public final class EngineBenchmark {
 							ratio, Load.median(driverRates), Load.median(directRates));
 				}
 				if (statements) {
-					statementCosts(engine, jdbc, rounds, warmup, measure);
+					statementCosts(clickHouse, credentials, jdbc, rounds, warmup, measure);
 				}
 			}
 		}
 	}
 
-	/** One row of a table shaped as the lock claims', into the table named by {@code %s}. */
-	private static final String CLAIM = "INSERT INTO bench.%s (lock_id, slot, kind, claim_id, token, owner, granted_to, "
+	/** One grant's row, into the lock claims' table named by {@code %s}. */
+	private static final String CLAIM = "INSERT INTO %s (lock_id, slot, kind, claim_id, token, owner, granted_to, "
 			+ "ttl_ms, writes, fencing_floor) VALUES ('lock', %d, 'acquire', generateUUIDv4(), generateUUIDv4(), 'run', "
 			+ "'token', 60000, false, 0)";
-
-	private static final String CLAIMS = """
-			CREATE TABLE bench.%s (
-			    lock_id String, slot UInt64, kind Enum8('acquire' = 1, 'renew' = 2, 'release' = 3), claim_id UUID,
-			    token UUID, owner String, granted_to LowCardinality(String) DEFAULT '', ttl_ms UInt32,
-			    writes Bool DEFAULT true, lapses_at DateTime64(6) DEFAULT 0, fencing_floor UInt64 EPHEMERAL,
-			    written_at DateTime64(6) DEFAULT now64(6),
-			    fencing UInt64 DEFAULT greatest(fencing_floor, toUnixTimestamp64Micro(written_at)),
-			    acquired_at DateTime64(6) DEFAULT written_at,
-			    expires_at DateTime64(6) DEFAULT written_at + toIntervalMillisecond(ttl_ms),
-			    void Bool MATERIALIZED kind != 'acquire' AND written_at >= lapses_at,
-			    INDEX written written_at TYPE minmax GRANULARITY 1
-			)
-			ENGINE = MergeTree ORDER BY (lock_id, slot)
-			SETTINGS enable_block_number_column = 1%s""";
 
 	/**
 	 * p50 of each statement alone, directly and through the driver, rounds alternating. The
 	 * service sends them through the driver; the difference is the driver and the HTTP hop.
 	 */
+	private static void statementCosts(EmbeddedClickHouse clickHouse, Credentials credentials, JdbcClient jdbc,
+			int rounds, Duration warmup, Duration measure) throws Exception {
+		ChdbEngine engine = clickHouse.engine();
+		// The service's own lock claims table, as it creates it (durable), and a copy without fsync.
+		try (Service service = Service.start(2, ScaleBenchmark.with(ScaleBenchmark.settings(clickHouse, credentials),
+				"--statehouse.clickhouse.database=bench_service"))) {
+			run(engine, "CREATE TABLE bench.claims_plain AS bench_service.lock_claims "
+					+ "ENGINE = MergeTree ORDER BY (lock_id, slot) SETTINGS enable_block_number_column = 1");
+			statementCosts(engine, jdbc, rounds, warmup, measure);
+		}
+	}
+
 	private static void statementCosts(ChdbEngine engine, JdbcClient jdbc, int rounds, Duration warmup,
 			Duration measure) throws Exception {
-		run(engine, CLAIMS.formatted("claims_durable", ", " + ClickHouseTable.DURABLE));
-		run(engine, CLAIMS.formatted("claims_plain", ""));
 		AtomicLong slots = new AtomicLong();
 		Map<String, String> statements = new LinkedHashMap<>();
 		statements.put("SELECT 1", "SELECT 1");
 		statements.put("point read with FINAL", POINT_READ + "'key-42'");
-		statements.put("INSERT, durable (fsynced)", "claims_durable");
-		statements.put("INSERT, not fsynced", "claims_plain");
+		statements.put("INSERT, durable (fsynced)", "bench_service.lock_claims");
+		statements.put("INSERT, not fsynced", "bench.claims_plain");
 		System.out.printf("What one statement costs a lone caller, p50 of %d rounds of %s (ms)%n", rounds,
 				Parameters.format(measure));
 		System.out.printf("  %-28s %8s %8s %8s%n", "statement", "direct", "driver", "hop");

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.statehouse.clickhouse.embedded.Credentials;
@@ -28,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * <li>commit-to-event latency, p50 and p99, from a PUT's answer on instance A to its event on a
  * stream on A (same instance) and on B (across instances, at the default poll interval), beside
  * the PUT's own latency;</li>
+ * <li>a waiting read's latency ({@code If-None-Match}, {@code Prefer: wait}): from a PUT's answer on
+ * A to the answer of a read waiting for it on A, and on B;</li>
  * <li>many open streams on one instance under a steady write load beside one stream under the same
  * load: the engine statements per second the instance sends, its heap after a GC, and whether every
  * stream received every event.</li>
@@ -49,6 +52,7 @@ public final class WatchBenchmark {
 				Service a = instance(engine);
 				Service b = instance(engine)) {
 			latency(a, b, writes);
+			waits(a, b, Parameters.count("waits", 100, 5));
 			Fanout load1 = streams(a, 1, rate, steady, "bench:one:");
 			Fanout loadMany = streams(a, streams, rate, steady, "bench:many:");
 			System.out.printf("%-28s %8s %14s %14s %s%n", "streams on instance A", "writes", "statements/s",
@@ -106,6 +110,50 @@ public final class WatchBenchmark {
 			System.out.printf("  %-22s p50 %7.2f ms  p99 %7.2f ms  missing %d%n", side.getKey(), quantile(delays, 0.5),
 					quantile(delays, 0.99), missing);
 		}
+	}
+
+	/** A read waiting on A and one on B for the next version of a state, then a PUT on A of it. */
+	private static void waits(Service a, Service b, int rounds) throws Exception {
+		long[] put = new long[rounds];
+		long[] onA = new long[rounds];
+		long[] onB = new long[rounds];
+		for (int i = 0; i < rounds; i++) {
+			String path = "/states/bench:wait:" + i;
+			HttpPut first = new HttpPut(a.baseUrl + path);
+			first.setEntity(new StringEntity("{\"v\":1}", ContentType.APPLICATION_JSON));
+			String etag = a.http.execute(first, (response) -> response.getFirstHeader("ETag").getValue());
+			CompletableFuture<Long> waitA = waiting(a, path, etag);
+			CompletableFuture<Long> waitB = waiting(b, path, etag);
+			Thread.sleep(Parameters.SMOKE ? 20 : 150);
+			HttpPut second = new HttpPut(a.baseUrl + path);
+			second.setEntity(new StringEntity("{\"v\":2}", ContentType.APPLICATION_JSON));
+			long sent = System.nanoTime();
+			a.http.execute(second, (response) -> response.getCode());
+			long answered = System.nanoTime();
+			put[i] = answered - sent;
+			onA[i] = Math.max(0, waitA.get(15, TimeUnit.SECONDS) - answered);
+			onB[i] = Math.max(0, waitB.get(15, TimeUnit.SECONDS) - answered);
+		}
+		System.out.printf("A read waiting for a PUT on A, %d rounds (from the PUT's answer; 0 when the read came first):%n",
+				rounds);
+		System.out.printf("  PUT itself             p50 %7.2f ms  p99 %7.2f ms%n", quantile(put, 0.5), quantile(put, 0.99));
+		System.out.printf("  %-22s p50 %7.2f ms  p99 %7.2f ms%n", "waiting on A", quantile(onA, 0.5), quantile(onA, 0.99));
+		System.out.printf("  %-22s p50 %7.2f ms  p99 %7.2f ms%n", "waiting on B", quantile(onB, 0.5), quantile(onB, 0.99));
+	}
+
+	/** A read of {@code path} waiting for a version other than {@code etag}: when its 200 came ({@link System#nanoTime()}). */
+	private static CompletableFuture<Long> waiting(Service service, String path, String etag) {
+		HttpRequest request = HttpRequest.newBuilder(URI.create(service.baseUrl + path))
+			.header("If-None-Match", etag)
+			.header("Prefer", "wait=10")
+			.build();
+		return CLIENT.sendAsync(request, HttpResponse.BodyHandlers.discarding()).thenApply((response) -> {
+			long at = System.nanoTime();
+			if (response.statusCode() != 200) {
+				throw new IllegalStateException("a waiting read of " + path + " answered " + response.statusCode());
+			}
+			return at;
+		});
 	}
 
 	private static double quantile(long[] nanos, double quantile) {
