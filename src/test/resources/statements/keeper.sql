@@ -321,9 +321,15 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 SELECT key, lock_id, slot FROM `statehouse`.`lock_slots` WHERE written_at <= fromUnixTimestamp64Micro(:to)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
+SELECT lock_id FROM `statehouse`.`lock_slots` WHERE key IN (:keys)
+SETTINGS max_execution_time = 1, keeper_max_retries = 0;
+
 SELECT lock_id, max(slot) AS slot FROM `statehouse`.`lock_latest`
 WHERE lock_id IN (:ids) AND folded_at <= now64(6) - toIntervalMillisecond(:settled)
 GROUP BY lock_id;
+
+SELECT lock_id, place FROM `statehouse`.`lock_queue`
+WHERE lock_id IN (:ids) AND left AND written_at > now64(6) - toIntervalMillisecond(:within);
 
 SELECT lock_id, place, min(written_at) AS asked_at
 FROM `statehouse`.`lock_queue`

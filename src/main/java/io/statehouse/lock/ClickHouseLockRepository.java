@@ -6,9 +6,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.claims.ReadBack;
@@ -157,6 +160,10 @@ class ClickHouseLockRepository extends LockTables {
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
 
+	/** The locks whose next slot has a claim: {@code :next} pairs each lock with the slot after the one read. */
+	private static final String NEXT_CLAIMED = """
+			SELECT DISTINCT lock_id FROM {lock_claims} WHERE (lock_id, slot) IN (:next)""";
+
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
 			       latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
@@ -228,6 +235,8 @@ class ClickHouseLockRepository extends LockTables {
 
 	private final String claimsOfSlot;
 
+	private final String nextClaimed;
+
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
 		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED));
 		this.readBack = readBack;
@@ -236,6 +245,7 @@ class ClickHouseLockRepository extends LockTables {
 		this.change = schema.sql(CHANGE);
 		this.changeKeepingExpiry = schema.sql(CHANGE_KEEPING_EXPIRY);
 		this.claimsOfSlot = schema.sql(CLAIMS_OF_SLOT);
+		this.nextClaimed = schema.sql(NEXT_CLAIMED);
 	}
 
 	static ClickHouseTable claimsTable() {
@@ -259,6 +269,16 @@ class ClickHouseLockRepository extends LockTables {
 			.min(InCommitOrder.ORDER)
 			.map(InCommitOrder::value)
 			.orElseGet(() -> new LockSnapshot(null, false));
+	}
+
+	@Override
+	public Set<String> changedAfter(Map<String, Long> slots) {
+		if (slots.isEmpty()) {
+			return Set.of();
+		}
+		List<Object[]> next = new ArrayList<>();
+		slots.forEach((id, slot) -> next.add(new Object[] { id, slot + 1 }));
+		return new HashSet<>(this.jdbc.sql(this.nextClaimed).param("next", next).query(String.class).list());
 	}
 
 	/**

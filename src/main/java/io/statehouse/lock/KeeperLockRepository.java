@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import io.statehouse.claims.ClaimArbiter;
 import io.statehouse.claims.ReadBack;
@@ -106,6 +108,12 @@ class KeeperLockRepository extends LockTables {
 	private static final String CLAIMED = "SELECT " + COLUMNS + " FROM {lock_slots} WHERE key = :key\n{settings}";
 
 	/**
+	 * The locks whose next slot's key is there: {@code :keys} names, for each lock, the slot after
+	 * the one read (a key forgotten already is a change long past, which a waiter's own look finds).
+	 */
+	private static final String NEXT_CLAIMED = "SELECT lock_id FROM {lock_slots} WHERE key IN (:keys)\n{settings}";
+
+	/**
 	 * The folded winner of a slot whose key was forgotten (its claimant paused for longer than a
 	 * claim window between its INSERT and its read), until a later slot is folded over it.
 	 */
@@ -197,6 +205,8 @@ class KeeperLockRepository extends LockTables {
 
 	private final String latest;
 
+	private final String nextClaimed;
+
 	private final String written;
 
 	private final String folded;
@@ -215,6 +225,7 @@ class KeeperLockRepository extends LockTables {
 		this.foldedSlot = schema.sql(FOLDED_SLOT);
 		this.foldedUpTo = schema.sql(FOLDED_UP_TO);
 		this.latest = schema.sql(LATEST.replace("{columns}", COLUMNS).replace("{settings}", settings.sql()));
+		this.nextClaimed = schema.sql(NEXT_CLAIMED.replace("{settings}", settings.sql()));
 		this.written = schema.sql(settings.appendTo(WRITTEN));
 		this.folded = schema.sql(FOLDED);
 		this.forget = schema.sql(FORGET.replace("{settings}", settings.sql()));
@@ -251,6 +262,15 @@ class KeeperLockRepository extends LockTables {
 			found = latest;
 			probe = Math.min(probe * 2, MAX_PROBE);
 		}
+	}
+
+	@Override
+	public Set<String> changedAfter(Map<String, Long> slots) {
+		if (slots.isEmpty()) {
+			return Set.of();
+		}
+		List<String> keys = slots.entrySet().stream().map((slot) -> key(slot.getKey(), slot.getValue() + 1)).toList();
+		return new HashSet<>(this.jdbc.sql(this.nextClaimed).param("keys", keys).query(String.class).list());
 	}
 
 	/**

@@ -90,7 +90,7 @@ class LockClaims {
 			lock = lock.withLine(this.queue.line(id));
 			Decision decision = LockRules.decide(id, lock, acquire);
 			if (decision.verdict() == Verdict.HELD || decision.verdict() == Verdict.QUEUED) {
-				return new Attempt(null, decision.holder(), lock.line());
+				return new Attempt(null, decision.holder(), lock.line(), lock.slot());
 			}
 			if (lost && deadline.passed()) {
 				throw behind(id);
@@ -108,7 +108,7 @@ class LockClaims {
 				if (decision.verdict() == Verdict.TAKE_OVER) {
 					this.metrics.takeover();
 				}
-				return new Attempt(granted, null, lock.line());
+				return new Attempt(granted, null, lock.line(), granted.slot());
 			}
 			lock = null;
 			lost = true;
@@ -274,8 +274,9 @@ class LockClaims {
 	 * @param granted the grant, if it won
 	 * @param holder who holds it, if not granted and somebody does
 	 * @param line the lock's line as the attempt read it
+	 * @param slot the lock's latest slot as the attempt read it (0 if it was never taken)
 	 */
-	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, List<UUID> line) {
+	record Attempt(@Nullable LockRecord granted, @Nullable LockRecord holder, List<UUID> line, long slot) {
 	}
 
 }

@@ -68,8 +68,9 @@ class LockConfiguration {
 	}
 
 	@Bean
-	LockWaiters lockWaiters(LockQueue queue, LockProperties properties, MeterRegistry meters) {
-		return new LockWaiters(queue, properties.placeLifetime(), properties.pollInterval(),
+	LockWaiters lockWaiters(LockQueue queue, LockRepository repository, LockProperties properties,
+			MeterRegistry meters) {
+		return new LockWaiters(queue, repository::changedAfter, properties.placeLifetime(), properties.pollInterval(),
 				properties.maxWaitersPerCaller(), properties.maxWaiters(), meters);
 	}
 

@@ -22,8 +22,8 @@ import org.springframework.validation.annotation.Validated;
  * @param placeLifetime how long the place of a waiting acquisition in its lock's line counts after
  * its instance last kept it alive (a third of it apart): how long an instance that died holds up
  * the waiters behind its own
- * @param pollInterval the longest pause between two looks of a waiting acquisition at its lock:
- * how late a release on another instance may be seen
+ * @param pollInterval how often an instance with waiting acquisitions looks whether their locks
+ * changed on any instance: how late a release on another instance may be seen
  */
 @ConfigurationProperties("statehouse.lock")
 @Validated

@@ -1,6 +1,8 @@
 package io.statehouse.lock;
 
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -21,6 +23,12 @@ interface LockRepository {
 	 * @throws org.springframework.dao.DataAccessException when its outcome is not known
 	 */
 	@Nullable LockRecord claim(SlotClaim claim, long decidedAt, Deadline deadline);
+
+	/**
+	 * Of these locks, those whose slot after the given one was claimed since: each changed
+	 * (granted, renewed or released) after it was read at that slot. One read for them all.
+	 */
+	Set<String> changedAfter(Map<String, Long> slots);
 
 	/** Live locks in id order, after {@code after}. */
 	List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit);

@@ -116,11 +116,11 @@ public class LockService {
 			LockRecord granted = attempt.granted();
 			if (granted == null) {
 				LockRecord holder = attempt.holder();
-				return new Try(null, (holder != null) ? holder.lease() : null, attempt.line());
+				return new Try(null, (holder != null) ? holder.lease() : null, attempt.line(), attempt.slot());
 			}
 			Lease lease = fenced(granted, deadline);
 			if (lease != null) {
-				return new Try(lease, null, attempt.line());
+				return new Try(lease, null, attempt.line(), attempt.slot());
 			}
 			if (lapsed == MAX_LAPSED_GRANTS - 1 || deadline.passed()) {
 				throw new LeaseLapsedException(id, ttl);

@@ -33,4 +33,9 @@ record LockSnapshot(@Nullable LockRecord latest, boolean held, List<UUID> line) 
 		return this.held ? this.latest : null;
 	}
 
+	/** The latest slot: 0 if the lock was never taken. */
+	long slot() {
+		return (this.latest != null) ? this.latest.slot() : 0;
+	}
+
 }

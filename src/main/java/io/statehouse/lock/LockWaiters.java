@@ -1,10 +1,12 @@
 package io.statehouse.lock;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -33,13 +35,16 @@ import org.springframework.context.SmartLifecycle;
  * Acquisitions waiting for a held lock, served in the order they asked on every instance: each
  * takes a place in the lock's line ({@link LockQueue}), and a grant goes only to the oldest live
  * place ({@link LockRules}). Here they are parked in memory — no request thread waits — and tried
- * again by a small scheduler: per id and instance one try runs at a time, for the waiter whose
- * place is first, with a backoff from {@value #FIRST_BACKOFF_MILLIS} ms to the poll interval; a
- * release on this instance has the next try run at once. This instance keeps its waiters' places
- * alive, and gives up each place as its waiter is answered or leaves: a waiter whose instance dies
- * stops counting once its place's lifetime has passed. A waiter whose wait ends while it is not
- * being tried is answered with what the last try saw (no read of its own). How many may wait is
- * bounded, per caller and in all.
+ * by a small scheduler, per id and instance one try at a time, for the waiter whose place is
+ * first. A try runs when something may have let it through: a release on this instance at once;
+ * a change on any instance — the lock's next slot claimed, a place ahead given up — seen by one
+ * look of this instance at every line it waits in, each poll interval (two statements however
+ * many lines wait); the holder's lease lapsing, at its end. Besides, each line looks on its own
+ * at least every third of a place's lifetime, and each poll interval while its lock is free but
+ * not its turn, for what no change shows (a place ahead whose instance died lapses). This instance keeps its waiters' places alive, and gives up each place as its
+ * waiter is answered or leaves: a waiter whose instance dies stops counting once its place's
+ * lifetime has passed. A waiter whose wait ends while it is not being tried is answered with what
+ * the last try saw (no read of its own). How many may wait is bounded, per caller and in all.
  */
 class LockWaiters implements SmartLifecycle, DisposableBean {
 
@@ -54,7 +59,16 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	private final Duration placeLifetime;
 
-	private final long maxBackoffMillis;
+	/** The longest pause between a line's own looks: for what the watch does not see. */
+	private final long fallbackMillis;
+
+	/** How often the watch looks, and a line whose lock is free but not its turn. */
+	private final long pollMillis;
+
+	private final Changes changes;
+
+	/** Places given up ahead of a waiter count for the watch while given up this recently. */
+	private final Duration leftWithin;
 
 	private final int maxPerCaller;
 
@@ -64,6 +78,9 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	/** Keeps the places alive, and gives up those of waiters that left. */
 	private final ScheduledExecutorService keeper;
+
+	/** Looks at every line this instance waits in, for changes on any instance. */
+	private final ScheduledExecutorService watcher;
 
 	/** Guarded by {@code this}, as everything below. */
 	private final Map<String, Line> lines = new HashMap<>();
@@ -78,15 +95,19 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	private boolean stopped;
 
 	/**
+	 * @param changes which locks changed since the slots their lines last saw
 	 * @param placeLifetime how long a place counts after its instance last kept it alive
-	 * @param pollInterval the longest pause between tries of a line's first waiter: how late a
-	 * release on another instance may be seen
+	 * @param pollInterval how often this instance looks for changes of the locks it waits for: how
+	 * late a release on another instance may be seen
 	 */
-	LockWaiters(LockQueue queue, Duration placeLifetime, Duration pollInterval, int maxPerCaller, int max,
-			MeterRegistry meters) {
+	LockWaiters(LockQueue queue, Changes changes, Duration placeLifetime, Duration pollInterval, int maxPerCaller,
+			int max, MeterRegistry meters) {
 		this.queue = queue;
+		this.changes = changes;
 		this.placeLifetime = placeLifetime;
-		this.maxBackoffMillis = Math.max(FIRST_BACKOFF_MILLIS, pollInterval.toMillis());
+		this.pollMillis = pollInterval.toMillis();
+		this.fallbackMillis = Math.max(this.pollMillis, placeLifetime.toMillis() / 3);
+		this.leftWithin = Duration.ofMillis(Math.max(1000, 4 * pollInterval.toMillis()));
 		this.maxPerCaller = maxPerCaller;
 		this.max = max;
 		this.scheduler = new ScheduledThreadPoolExecutor(THREADS, (task) -> {
@@ -103,6 +124,13 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		});
 		long keepEvery = Math.max(1, placeLifetime.toMillis() / 3);
 		this.keeper.scheduleWithFixedDelay(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
+		// A thread of its own too: a slow engine delays the watch, never the places or the tries.
+		this.watcher = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "lock-watch");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.watcher.scheduleWithFixedDelay(this::watch, this.pollMillis, this.pollMillis, TimeUnit.MILLISECONDS);
 		Gauge.builder("statehouse.locks.waiting", this, LockWaiters::waiting)
 			.description("Acquisitions waiting for a held lock on this instance")
 			.register(meters);
@@ -172,7 +200,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		if (line == null) {
 			return;
 		}
-		line.backoff = FIRST_BACKOFF_MILLIS;
 		if (line.trying) {
 			line.woken = true;
 			return;
@@ -237,22 +264,22 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 				line.found(found);
 			}
 			seen = line.seen(first);
-			long delay = line.backoff;
-			if (lease != null || line.woken) {
-				delay = FIRST_BACKOFF_MILLIS;
-				line.backoff = FIRST_BACKOFF_MILLIS;
-			}
-			else {
-				line.backoff = Math.min(line.backoff * 2, this.maxBackoffMillis);
-			}
 			Waiter next = line.waiters.peekFirst();
 			if (next == null) {
 				this.lines.remove(line.id, line);
 			}
+			else if (line.woken) {
+				schedule(line, 0);
+			}
 			else {
-				// The first waiter's wait ends no later than its next try.
+				// Next when it may be let through: after a grant, the next waiter at once; while
+				// held, at the holder's lease ending (its release or renewal is the watch's to see),
+				// at the latest its own next look; while free but another's turn, each poll interval
+				// (a place ahead may lapse, which no change shows). And when the first waiter's wait ends.
+				long delay = (lease != null) ? FIRST_BACKOFF_MILLIS
+						: (line.holder == null) ? this.pollMillis : Math.min(this.fallbackMillis, line.untilLapse());
 				long untilNext = TimeUnit.NANOSECONDS.toMillis(Math.max(0, next.until - System.nanoTime()));
-				schedule(line, line.woken ? 0 : Math.min(delay, untilNext));
+				schedule(line, Math.min(delay, untilNext));
 			}
 		}
 		if (lease != null) {
@@ -266,6 +293,46 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		else if (ended) {
 			first.result.completeExceptionally(seen.refusal(line.id));
 		}
+	}
+
+	/**
+	 * Looks, for every line this instance waits in, whether its lock changed since its last try
+	 * (its next slot claimed, on any instance) or a place ahead of its waiters was given up, and
+	 * has those lines tried at once. A look that fails changes nothing: the lines look on their own.
+	 */
+	private void watch() {
+		Map<String, Long> slots = new HashMap<>();
+		Map<String, List<UUID>> ahead = new HashMap<>();
+		synchronized (this) {
+			for (Line line : this.lines.values()) {
+				if (!line.waiters.isEmpty()) {
+					slots.put(line.id, line.slot);
+					List<UUID> before = line.ahead();
+					if (!before.isEmpty()) {
+						ahead.put(line.id, before);
+					}
+				}
+			}
+		}
+		if (slots.isEmpty()) {
+			return;
+		}
+		Set<String> changed = new HashSet<>();
+		try {
+			changed.addAll(this.changes.after(slots));
+			if (!ahead.isEmpty()) {
+				this.queue.left(ahead.keySet(), this.leftWithin).forEach((id, left) -> {
+					if (ahead.get(id).stream().anyMatch(left::contains)) {
+						changed.add(id);
+					}
+				});
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("The locks waited for were not looked at; their lines look on their own: " + ex.getMessage());
+			return;
+		}
+		changed.forEach(this::wake);
 	}
 
 	/** Answers a waiter whose wait ended while it was not being tried. */
@@ -429,6 +496,7 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		}
 		this.scheduler.shutdownNow();
 		this.keeper.shutdownNow();
+		this.watcher.shutdownNow();
 		try {
 			if (!this.scheduler.awaitTermination(5, TimeUnit.SECONDS)) {
 				logger.warn("Lock waiters still being tried after 5 s of shutting down");
@@ -452,14 +520,23 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	}
 
+	/** Which locks changed since given slots of theirs ({@link LockRepository#changedAfter}). */
+	@FunctionalInterface
+	interface Changes {
+
+		Set<String> after(Map<String, Long> slots);
+
+	}
+
 	/**
 	 * What a try found.
 	 * @param lease the lease, if it was granted
 	 * @param holder who holds the lock, if it was not granted and somebody does
 	 * @param line the lock's line as the try read it: the places of waiting acquisitions, in the
 	 * order they asked
+	 * @param slot the lock's latest slot as the try read it: a later one is a change
 	 */
-	record Try(@Nullable Lease lease, @Nullable Lease holder, List<UUID> line) {
+	record Try(@Nullable Lease lease, @Nullable Lease holder, List<UUID> line, long slot) {
 
 		Try {
 			line = List.copyOf(line);
@@ -488,8 +565,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 		final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
 
-		long backoff = FIRST_BACKOFF_MILLIS;
-
 		/** A try runs now. */
 		boolean trying;
 
@@ -507,6 +582,9 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		/** The lock's line when it was last tried. */
 		List<UUID> order = List.of();
 
+		/** The lock's latest slot when it was last tried. */
+		long slot;
+
 		Line(String id) {
 			this.id = id;
 		}
@@ -518,10 +596,26 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			}
 			this.holder = found.holder();
 			this.order = found.line();
+			this.slot = found.slot();
 			List<Waiter> sorted = new ArrayList<>(this.waiters);
 			sorted.sort(Comparator.comparingInt((waiter) -> position(waiter.place.place())));
 			this.waiters.clear();
 			this.waiters.addAll(sorted);
+		}
+
+		/** The places ahead of this instance's first waiter, as the latest try saw the line. */
+		List<UUID> ahead() {
+			Waiter first = this.waiters.peekFirst();
+			int position = (first != null) ? this.order.indexOf(first.place.place()) : -1;
+			return (position > 0) ? List.copyOf(this.order.subList(0, position)) : List.of();
+		}
+
+		/** Milliseconds until the holder's lease lapses (by this clock; a little after), or a long time. */
+		long untilLapse() {
+			if (this.holder == null) {
+				return Long.MAX_VALUE;
+			}
+			return Math.max(0, Duration.between(Instant.now(), this.holder.expiresAt()).toMillis()) + FIRST_BACKOFF_MILLIS;
 		}
 
 		/** What the latest try saw, for {@code waiter}. */

@@ -3,6 +3,8 @@ package io.statehouse.lock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 import io.statehouse.support.StatehouseClient;
@@ -108,6 +110,11 @@ class LapsedLeaseTests {
 		@Override
 		public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
 			return this.delegate.live(prefix, visible, after, limit);
+		}
+
+		@Override
+		public Set<String> changedAfter(Map<String, Long> slots) {
+			return this.delegate.changedAfter(slots);
 		}
 
 	}

@@ -3,6 +3,7 @@ package io.statehouse.lock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
@@ -164,6 +165,11 @@ public final class LockFaults implements LockRepository {
 	@Override
 	public List<LockRecord> live(String prefix, List<String> visible, @Nullable String after, int limit) {
 		return this.delegate.live(prefix, visible, after, limit);
+	}
+
+	@Override
+	public Set<String> changedAfter(Map<String, Long> slots) {
+		return this.delegate.changedAfter(slots);
 	}
 
 	/** Puts the faults in front of the application's lock repository. */

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +22,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.statehouse.lock.LockQueue.Place;
 import io.statehouse.lock.LockWaiters.Attempt;
 import io.statehouse.lock.LockWaiters.Try;
 import org.junit.jupiter.api.AfterEach;
@@ -45,7 +48,7 @@ class LockWaitersTests {
 
 	private static final Lease HOLDER = lease("held", "holder");
 
-	private static final Try HELD = new Try(null, HOLDER, List.of());
+	private static final Try HELD = new Try(null, HOLDER, List.of(), 1);
 
 	private final Lines queue = new Lines();
 
@@ -73,7 +76,7 @@ class LockWaitersTests {
 					synchronized (granted) {
 						granted.add(owner);
 					}
-					return new Try(lease("one", owner), null, List.of());
+					return new Try(lease("one", owner), null, List.of(), 2);
 				}, (lease) -> {
 				}));
 			}
@@ -95,7 +98,7 @@ class LockWaitersTests {
 		CompletableFuture<Lease> result = this.waiters.park("wake", "caller", HELD, later(Duration.ofSeconds(30)),
 				(place) -> {
 					tries.incrementAndGet();
-					return free.get() ? new Try(lease("wake", "waiter"), null, List.of()) : HELD;
+					return free.get() ? new Try(lease("wake", "waiter"), null, List.of(), 2) : HELD;
 				}, (lease) -> {
 				});
 		// Past the first tries: the backoff is at its longest now.
@@ -110,13 +113,65 @@ class LockWaitersTests {
 			.isLessThan(POLL_INTERVAL);
 	}
 
+	/**
+	 * With a line's own looks 10 s apart, what lets a waiter through is seen by the one watch of
+	 * every line: its lock's next slot claimed (a release on another instance), or a place ahead
+	 * given up. Either has it tried at once.
+	 */
+	@Test
+	void theWatchHasALineTriedOnceItsLockChangedOrAPlaceAheadWasGivenUp() throws Exception {
+		Set<String> changed = ConcurrentHashMap.newKeySet();
+		Map<String, Long> asked = new ConcurrentHashMap<>();
+		Lines queue = new Lines();
+		LockWaiters waiters = new LockWaiters(queue, (slots) -> {
+			asked.putAll(slots);
+			return changed.stream().filter(slots::containsKey).collect(Collectors.toSet());
+		}, Duration.ofSeconds(30), POLL_INTERVAL, 10, 10, new SimpleMeterRegistry());
+		try {
+			AtomicBoolean free = new AtomicBoolean();
+			AtomicInteger tries = new AtomicInteger();
+			CompletableFuture<Lease> released = waiters.park("released", "caller", HELD, later(Duration.ofSeconds(30)),
+					(place) -> {
+						tries.incrementAndGet();
+						return free.get() ? new Try(lease("released", "waiter"), null, List.of(), 2) : HELD;
+					}, (lease) -> {
+					});
+			while (tries.get() < 1 || !asked.containsKey("released")) {
+				sleep(Duration.ofMillis(5));
+			}
+			assertThat(asked).as("the slot its last try saw").containsEntry("released", 1L);
+			free.set(true);
+			changed.add("released");
+			assertThat(released.get(5, TimeUnit.SECONDS).owner()).isEqualTo("waiter");
+
+			// A place on another instance asked first; it gives up its wait.
+			UUID other = UUID.randomUUID();
+			queue.keep(List.of(new Place("ahead", other)), Duration.ofSeconds(30));
+			AtomicBoolean first = new AtomicBoolean();
+			CompletableFuture<Lease> behind = waiters.park("ahead", "caller", HELD, later(Duration.ofSeconds(30)),
+					(place) -> first.get() ? new Try(lease("ahead", "waiter"), null, List.of(), 2)
+							: new Try(null, null, queue.places("ahead"), 1), (lease) -> {
+							});
+			while (queue.places("ahead").size() < 2) {
+				sleep(Duration.ofMillis(5));
+			}
+			sleep(Duration.ofMillis(100));
+			first.set(true);
+			queue.leave(List.of(new Place("ahead", other)));
+			assertThat(behind.get(5, TimeUnit.SECONDS).owner()).isEqualTo("waiter");
+		}
+		finally {
+			waiters.destroy();
+		}
+	}
+
 	@Test
 	void aWaitThatEndsIsAnswered423WithTheHolderAndTheLineTheLastTrySaw() {
 		Lease newer = lease("ends", "newer-holder");
 		UUID before = UUID.randomUUID();
 		UUID after = UUID.randomUUID();
 		CompletableFuture<Lease> result = this.waiters.park("ends", "caller", HELD, later(Duration.ofMillis(200)),
-				(place) -> new Try(null, newer, List.of(before, place, after)), (lease) -> {
+				(place) -> new Try(null, newer, List.of(before, place, after), 1), (lease) -> {
 				});
 		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> result.get(10, TimeUnit.SECONDS))
 			.havingCause()
@@ -134,7 +189,7 @@ class LockWaitersTests {
 			tried.add(place);
 			List<UUID> line = new ArrayList<>(this.queue.places("order"));
 			Collections.reverse(line);
-			return new Try(null, HOLDER, line);
+			return new Try(null, HOLDER, line, 1);
 		};
 		CompletableFuture<Lease> early = this.waiters.park("order", "caller", HELD, later(Duration.ofSeconds(30)),
 				attempt, (lease) -> {
@@ -158,7 +213,7 @@ class LockWaitersTests {
 	void placesAreKeptAliveWhileTheirWaitersWaitAndGivenUpBeforeTheyAreAnswered() throws Exception {
 		AtomicBoolean free = new AtomicBoolean();
 		CompletableFuture<Lease> granted = this.waiters.park("kept", "caller", HELD, later(Duration.ofSeconds(30)),
-				(place) -> free.get() ? new Try(lease("kept", "waiter"), null, List.of()) : HELD, (lease) -> {
+				(place) -> free.get() ? new Try(lease("kept", "waiter"), null, List.of(), 2) : HELD, (lease) -> {
 				});
 		CompletableFuture<Lease> timedOut = this.waiters.park("kept", "other", HELD, later(Duration.ofMillis(300)),
 				(place) -> HELD, (lease) -> {
@@ -309,7 +364,7 @@ class LockWaitersTests {
 			await(parked);
 			// The request ends while its try runs.
 			waiting.get().cancel(false);
-			return new Try(won, null, List.of());
+			return new Try(won, null, List.of(), 2);
 		}, givenBack::add));
 		parked.countDown();
 		while (givenBack.isEmpty()) {
@@ -325,7 +380,8 @@ class LockWaitersTests {
 	}
 
 	private static LockWaiters waiters(Lines queue, int maxPerCaller, int max) {
-		return new LockWaiters(queue, PLACE_LIFETIME, POLL_INTERVAL, maxPerCaller, max, new SimpleMeterRegistry());
+		return new LockWaiters(queue, (slots) -> Set.of(), PLACE_LIFETIME, POLL_INTERVAL, maxPerCaller, max,
+				new SimpleMeterRegistry());
 	}
 
 	private static long later(Duration duration) {
@@ -376,6 +432,16 @@ class LockWaitersTests {
 			Map<String, List<UUID>> lines = new HashMap<>();
 			ids.forEach((id) -> lines.put(id, places(id)));
 			return lines;
+		}
+
+		@Override
+		public synchronized Map<String, Set<UUID>> left(Collection<String> ids, Duration within) {
+			Map<String, Set<UUID>> left = new HashMap<>();
+			this.places.values()
+				.stream()
+				.filter((place) -> ids.contains(place.id()) && this.left.contains(place.place()))
+				.forEach((place) -> left.computeIfAbsent(place.id(), (id) -> new HashSet<>()).add(place.place()));
+			return left;
 		}
 
 		synchronized List<UUID> places(String id) {

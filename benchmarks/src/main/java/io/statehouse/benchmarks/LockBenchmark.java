@@ -40,7 +40,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * id wins; release with a lightweight DELETE;</li>
  * <li>contended hand-offs per second: 8 workers acquiring and releasing one id;</li>
  * <li>hand-off latency, two instances on one engine: from the holder's release answered to the
- * grant answered to a waiter parked on the same instance, and on the other one.</li>
+ * grant answered to a waiter parked on the same instance, and on the other one;</li>
+ * <li>what waiting costs the engine: engine statements per second while 1 lock, and while 20, are
+ * held on one instance with a waiter for each on the other.</li>
  * </ul>
  */
 public final class LockBenchmark {
@@ -118,11 +120,55 @@ public final class LockBenchmark {
 			double[] other = handOff(a, b, "bench:other", rounds);
 			System.out.printf("Hand-off to a waiter (%d rounds each): same instance p50 %.1f ms p99 %.1f ms; "
 					+ "other instance p50 %.1f ms p99 %.1f ms%n", rounds, same[0], same[1], other[0], other[1]);
+			JdbcClient jdbc = JdbcClient.create(a.bean(DataSource.class));
+			for (int locks : new int[] { 1, Parameters.count("waitingLocks", 20, 2) }) {
+				System.out.printf("  %d lock(s) held on A, a waiter for each on B: %.0f engine statements/s%n", locks,
+					waitingLoad(a, b, jdbc, locks, Parameters.seconds("waitingSeconds", 10, 0.5)));
+			}
+		}
+	}
+
+	/**
+	 * What waiting costs the engine: {@code locks} locks held on A with a waiter for each on B, for
+	 * {@code duration}; every statement the engine ran meanwhile (both instances' background work
+	 * included), per second.
+	 */
+	private static double waitingLoad(Service a, Service b, JdbcClient jdbc, int locks, Duration duration)
+			throws Exception {
+		String prefix = "bench:waiting-" + locks + ":";
+		List<String> holders = new ArrayList<>();
+		for (int i = 0; i < locks; i++) {
+			holders.add(acquire(a.http, a.baseUrl, prefix + i, 0));
+		}
+		ExecutorService waiters = Executors.newFixedThreadPool(locks);
+		try {
+			List<Future<String>> waiting = new ArrayList<>();
+			for (int i = 0; i < locks; i++) {
+				String id = prefix + i;
+				waiting.add(waiters.submit(() -> acquire(b.http, b.baseUrl, id, 120)));
+			}
+			for (int i = 0; i < locks; i++) {
+				while (waiting(a, prefix + i) < 1) {
+					Thread.sleep(5);
+				}
+			}
+			Statements before = Statements.count(jdbc);
+			long started = System.nanoTime();
+			Thread.sleep(duration.toMillis());
+			double perSecond = Statements.count(jdbc).minus(before).queries() / ((System.nanoTime() - started) / 1e9);
+			for (int i = 0; i < locks; i++) {
+				release(a.http, a.baseUrl, prefix + i, holders.get(i));
+				release(b.http, b.baseUrl, prefix + i, waiting.get(i).get(60, TimeUnit.SECONDS));
+			}
+			return perSecond;
+		}
+		finally {
+			waiters.shutdownNow();
 		}
 	}
 
 	private static Service instance(EmbeddedClickHouse engine, Credentials credentials) throws Exception {
-		return Service.start(8, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
+		return Service.start(32, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
 				"--statehouse.clickhouse.password=" + credentials.password(),
 				"--statehouse.clickhouse.database=bench_locks");
 	}
