@@ -145,10 +145,13 @@ public final class LockBenchmark {
 			List<Future<String>> waiting = new ArrayList<>();
 			for (int i = 0; i < locks; i++) {
 				String id = prefix + i;
-				waiting.add(waiters.submit(() -> acquire(b.http, b.baseUrl, id, 120)));
+				waiting.add(waiters.submit(() -> acquire(b.http, b.baseUrl, id, 60)));
 			}
 			for (int i = 0; i < locks; i++) {
 				while (waiting(a, prefix + i) < 1) {
+					if (waiting.get(i).isDone()) {
+						throw new IllegalStateException("a waiter was answered before it waited: " + waiting.get(i).get());
+					}
 					Thread.sleep(5);
 				}
 			}
