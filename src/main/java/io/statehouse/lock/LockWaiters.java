@@ -305,7 +305,10 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		Map<String, List<UUID>> ahead = new HashMap<>();
 		synchronized (this) {
 			for (Line line : this.lines.values()) {
-				if (!line.waiters.isEmpty()) {
+				// A line being tried, or about to be, looks for itself; what changed after its
+				// try read the lock, the next watch sees.
+				if (!line.waiters.isEmpty() && !line.trying
+						&& (line.next == null || line.next.getDelay(TimeUnit.MILLISECONDS) > this.pollMillis)) {
 					slots.put(line.id, line.slot);
 					List<UUID> before = line.ahead();
 					if (!before.isEmpty()) {
@@ -332,7 +335,19 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			logger.debug("The locks waited for were not looked at; their lines look on their own: " + ex.getMessage());
 			return;
 		}
-		changed.forEach(this::wake);
+		changed.forEach(this::wakeIdle);
+	}
+
+	/** Has the next try of a line that is not being tried run at once (one being tried sees for itself). */
+	private synchronized void wakeIdle(String id) {
+		Line line = this.lines.get(id);
+		if (line == null || line.trying) {
+			return;
+		}
+		if (line.next != null) {
+			line.next.cancel(false);
+		}
+		schedule(line, 0);
 	}
 
 	/** Answers a waiter whose wait ended while it was not being tried. */
