@@ -215,7 +215,7 @@ FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
 ;
 
-SELECT DISTINCT lock_id FROM `statehouse`.`lock_claims` WHERE (lock_id, slot) IN (:next);
+SELECT DISTINCT lock_id FROM `statehouse`.`lock_claims` WHERE (lock_id, slot) IN (:next) AND NOT void;
 
 SELECT claim_id, fencing, acquired_at, expires_at, void, _block_number AS block
 FROM `statehouse`.`lock_claims`
@@ -282,9 +282,6 @@ WHERE kind != 'release' AND expires_at > now64(6)
 ORDER BY lock_id
 LIMIT :limit
 ;
-
-SELECT lock_id, place FROM `statehouse`.`lock_queue`
-WHERE lock_id IN (:ids) AND left AND written_at > now64(6) - toIntervalMillisecond(:within);
 
 SELECT lock_id, place, min(written_at) AS asked_at
 FROM `statehouse`.`lock_queue`

@@ -328,9 +328,6 @@ SELECT lock_id, max(slot) AS slot FROM `statehouse`.`lock_latest`
 WHERE lock_id IN (:ids) AND folded_at <= now64(6) - toIntervalMillisecond(:settled)
 GROUP BY lock_id;
 
-SELECT lock_id, place FROM `statehouse`.`lock_queue`
-WHERE lock_id IN (:ids) AND left AND written_at > now64(6) - toIntervalMillisecond(:within);
-
 SELECT lock_id, place, min(written_at) AS asked_at
 FROM `statehouse`.`lock_queue`
 WHERE lock_id IN (:ids) AND written_at > now64(6) - INTERVAL 10 MINUTE

@@ -3,12 +3,9 @@ package io.statehouse.lock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.clickhouse.ClickHouseSchema;
@@ -56,10 +53,6 @@ class ClickHouseLockQueue implements LockQueue {
 			HAVING NOT max(left) AND max(alive_until) > now64(6)
 			ORDER BY lock_id, asked_at, place""";
 
-	private static final String LEFT = """
-			SELECT lock_id, place FROM {lock_queue}
-			WHERE lock_id IN (:ids) AND left AND written_at > now64(6) - toIntervalMillisecond(:within)""";
-
 	private final JdbcTemplate jdbcTemplate;
 
 	private final JdbcClient jdbc;
@@ -68,14 +61,11 @@ class ClickHouseLockQueue implements LockQueue {
 
 	private final String lines;
 
-	private final String left;
-
 	ClickHouseLockQueue(JdbcTemplate jdbcTemplate, ClickHouseSchema schema) {
 		this.jdbcTemplate = jdbcTemplate;
 		this.jdbc = JdbcClient.create(jdbcTemplate);
 		this.write = schema.sql(WRITE);
 		this.lines = schema.sql(LINES);
-		this.left = schema.sql(LEFT);
 	}
 
 	static ClickHouseTable table() {
@@ -114,18 +104,6 @@ class ClickHouseLockQueue implements LockQueue {
 				.add(LockRows.uuid(rs, "place"));
 		});
 		return lines;
-	}
-
-	@Override
-	public Map<String, Set<UUID>> left(Collection<String> ids, Duration within) {
-		Map<String, Set<UUID>> left = new HashMap<>();
-		if (ids.isEmpty()) {
-			return left;
-		}
-		this.jdbc.sql(this.left).param("ids", List.copyOf(ids)).param("within", within.toMillis()).query((rs) -> {
-			left.computeIfAbsent(rs.getString("lock_id"), (id) -> new HashSet<>()).add(LockRows.uuid(rs, "place"));
-		});
-		return left;
 	}
 
 }

@@ -160,9 +160,12 @@ class ClickHouseLockRepository extends LockTables {
 			ORDER BY slot DESC
 			LIMIT 1 WITH TIES""";
 
-	/** The locks whose next slot has a claim: {@code :next} pairs each lock with the slot after the one read. */
+	/**
+	 * The locks whose next slot has a claim that took it: {@code :next} pairs each lock with the
+	 * slot after the one read (a void claim changed nothing).
+	 */
 	private static final String NEXT_CLAIMED = """
-			SELECT DISTINCT lock_id FROM {lock_claims} WHERE (lock_id, slot) IN (:next)""";
+			SELECT DISTINCT lock_id FROM {lock_claims} WHERE (lock_id, slot) IN (:next) AND NOT void""";
 
 	private static final String LIVE = """
 			SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,

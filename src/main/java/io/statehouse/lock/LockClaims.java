@@ -90,6 +90,13 @@ class LockClaims {
 			lock = lock.withLine(this.queue.line(id));
 			Decision decision = LockRules.decide(id, lock, acquire);
 			if (decision.verdict() == Verdict.HELD || decision.verdict() == Verdict.QUEUED) {
+				if (released) {
+					// Not its turn by the remembered release: the lock may have moved on since
+					// (another instance's grant); what is answered, and waited on, is read.
+					released = false;
+					lock = null;
+					continue;
+				}
 				return new Attempt(null, decision.holder(), lock.line(), lock.slot());
 			}
 			if (lost && deadline.passed()) {

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -27,9 +26,6 @@ interface LockQueue {
 	 * The live places of each id's line, in the order they asked (ids without one are absent).
 	 */
 	Map<String, List<UUID>> lines(Collection<String> ids);
-
-	/** Of these ids' lines, the places given up within the last {@code within}. */
-	Map<String, Set<UUID>> left(Collection<String> ids, Duration within);
 
 	/** The live places of one id's line, in the order they asked. */
 	default List<UUID> line(String id) {

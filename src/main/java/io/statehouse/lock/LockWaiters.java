@@ -37,11 +37,11 @@ import org.springframework.context.SmartLifecycle;
  * place ({@link LockRules}). Here they are parked in memory — no request thread waits — and tried
  * by a small scheduler, per id and instance one try at a time, for the waiter whose place is
  * first. A try runs when something may have let it through: a release on this instance at once;
- * a change on any instance — the lock's next slot claimed, a place ahead given up — seen by one
- * look of this instance at every line it waits in, each poll interval (two statements however
- * many lines wait); the holder's lease lapsing, at its end. Besides, each line looks on its own
- * at least every third of a place's lifetime, and each poll interval while its lock is free but
- * not its turn, for what no change shows (a place ahead whose instance died lapses). This instance keeps its waiters' places alive, and gives up each place as its
+ * a change on any instance — the lock's next slot claimed — seen by one look of this instance at
+ * every line it waits in, each poll interval (one statement however many lines wait); the holder's
+ * lease lapsing, at its end. Besides, each line looks on its own at least every third of a place's
+ * lifetime, and each poll interval while its lock is free but not its turn, for what no change
+ * shows (a place ahead that is given up, or whose instance died and lapses). This instance keeps its waiters' places alive, and gives up each place as its
  * waiter is answered or leaves: a waiter whose instance dies stops counting once its place's
  * lifetime has passed. A waiter whose wait ends while it is not being tried is answered with what
  * the last try saw (no read of its own). How many may wait is bounded, per caller and in all.
@@ -66,9 +66,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	private final long pollMillis;
 
 	private final Changes changes;
-
-	/** Places given up ahead of a waiter count for the watch while given up this recently. */
-	private final Duration leftWithin;
 
 	private final int maxPerCaller;
 
@@ -107,7 +104,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 		this.placeLifetime = placeLifetime;
 		this.pollMillis = pollInterval.toMillis();
 		this.fallbackMillis = Math.max(this.pollMillis, placeLifetime.toMillis() / 3);
-		this.leftWithin = Duration.ofMillis(Math.max(1000, 4 * pollInterval.toMillis()));
 		this.maxPerCaller = maxPerCaller;
 		this.max = max;
 		this.scheduler = new ScheduledThreadPoolExecutor(THREADS, (task) -> {
@@ -181,9 +177,15 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 				throw new LockWaitersStoppedException();
 			}
 			line = this.lines.computeIfAbsent(id, Line::new);
+			boolean newer = !line.waiters.isEmpty() && first.slot() > line.slot;
 			line.found(first);
 			line.waiters.addLast(waiter);
-			if (!line.trying && line.next == null) {
+			if (newer) {
+				// Its first try saw a change the line has not tried since: the watch, asking from
+				// the newer slot, would not see it.
+				wakeLocked(line);
+			}
+			else if (!line.trying && line.next == null) {
 				schedule(line, FIRST_BACKOFF_MILLIS);
 			}
 		}
@@ -197,9 +199,13 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	/** Has the next try for the waiters of {@code id} run at once: this instance released the lock. */
 	synchronized void wake(String id) {
 		Line line = this.lines.get(id);
-		if (line == null) {
-			return;
+		if (line != null) {
+			wakeLocked(line);
 		}
+	}
+
+	/** Call with the monitor held: the next try runs at once, or right after the one running. */
+	private void wakeLocked(Line line) {
 		if (line.trying) {
 			line.woken = true;
 			return;
@@ -297,12 +303,12 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 
 	/**
 	 * Looks, for every line this instance waits in, whether its lock changed since its last try
-	 * (its next slot claimed, on any instance) or a place ahead of its waiters was given up, and
-	 * has those lines tried at once. A look that fails changes nothing: the lines look on their own.
+	 * (its next slot claimed, on any instance), and has those lines tried at once. A look that
+	 * fails changes nothing: the lines look on their own. (A place ahead given up needs no look: a
+	 * held lock stays held, and a free one that is another's turn is polled.)
 	 */
 	private void watch() {
 		Map<String, Long> slots = new HashMap<>();
-		Map<String, List<UUID>> ahead = new HashMap<>();
 		synchronized (this) {
 			for (Line line : this.lines.values()) {
 				// A line being tried, or about to be, looks for itself; what changed after its
@@ -310,26 +316,15 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 				if (!line.waiters.isEmpty() && !line.trying
 						&& (line.next == null || line.next.getDelay(TimeUnit.MILLISECONDS) > this.pollMillis)) {
 					slots.put(line.id, line.slot);
-					List<UUID> before = line.ahead();
-					if (!before.isEmpty()) {
-						ahead.put(line.id, before);
-					}
 				}
 			}
 		}
 		if (slots.isEmpty()) {
 			return;
 		}
-		Set<String> changed = new HashSet<>();
+		Set<String> changed;
 		try {
-			changed.addAll(this.changes.after(slots));
-			if (!ahead.isEmpty()) {
-				this.queue.left(ahead.keySet(), this.leftWithin).forEach((id, left) -> {
-					if (ahead.get(id).stream().anyMatch(left::contains)) {
-						changed.add(id);
-					}
-				});
-			}
+			changed = this.changes.after(slots);
 		}
 		catch (RuntimeException ex) {
 			logger.debug("The locks waited for were not looked at; their lines look on their own: " + ex.getMessage());
@@ -616,13 +611,6 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			sorted.sort(Comparator.comparingInt((waiter) -> position(waiter.place.place())));
 			this.waiters.clear();
 			this.waiters.addAll(sorted);
-		}
-
-		/** The places ahead of this instance's first waiter, as the latest try saw the line. */
-		List<UUID> ahead() {
-			Waiter first = this.waiters.peekFirst();
-			int position = (first != null) ? this.order.indexOf(first.place.place()) : -1;
-			return (position > 0) ? List.copyOf(this.order.subList(0, position)) : List.of();
 		}
 
 		/** Milliseconds until the holder's lease lapses (by this clock; a little after), or a long time. */
