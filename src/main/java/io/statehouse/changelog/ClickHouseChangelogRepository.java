@@ -9,13 +9,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
@@ -27,7 +25,6 @@ import io.statehouse.claims.ClaimKey;
 import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseErrors;
 import io.statehouse.clickhouse.ClickHouseSchema;
-import io.statehouse.clickhouse.ClickHouseTable;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.retry.RetryPolicy;

@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -336,13 +335,9 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 	/** Has the next try of a line that is not being tried run at once (one being tried sees for itself). */
 	private synchronized void wakeIdle(String id) {
 		Line line = this.lines.get(id);
-		if (line == null || line.trying) {
-			return;
+		if (line != null && !line.trying) {
+			wakeLocked(line);
 		}
-		if (line.next != null) {
-			line.next.cancel(false);
-		}
-		schedule(line, 0);
 	}
 
 	/** Answers a waiter whose wait ended while it was not being tried. */
