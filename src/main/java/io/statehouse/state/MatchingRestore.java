@@ -175,34 +175,30 @@ class MatchingRestore {
 
 	/** Restores an id whose document then and now differ; leaves those whose documents are the same. */
 	private void compare(List<Comparison> comparisons, @Nullable Step[] steps, Plan plan) {
-		int next = 0;
-		while (next < comparisons.size()) {
-			Map<String, List<Long>> wanted = new HashMap<>();
-			List<Comparison> batch = new ArrayList<>();
-			long bytes = 0;
-			while (next < comparisons.size() && (batch.isEmpty() || bytes < BATCH_BYTES)) {
-				Comparison comparison = comparisons.get(next++);
-				batch.add(comparison);
-				wanted.put(comparison.id(), List.of(comparison.then().version(), comparison.newest().version()));
-				bytes += comparison.then().sizeBytes() + comparison.newest().sizeBytes();
+		Batches.of(comparisons, Integer.MAX_VALUE, BATCH_BYTES,
+				(comparison) -> comparison.then().sizeBytes() + comparison.newest().sizeBytes(),
+				(batch) -> compareBatch(batch, steps, plan));
+	}
+
+	private void compareBatch(List<Comparison> batch, @Nullable Step[] steps, Plan plan) {
+		Map<String, Map<Long, StoredState>> documents = this.store.versions(batch.stream()
+			.collect(Collectors.toMap(Comparison::id,
+					(comparison) -> List.of(comparison.then().version(), comparison.newest().version()))));
+		for (Comparison comparison : batch) {
+			Map<Long, StoredState> found = documents.getOrDefault(comparison.id(), Map.of());
+			StoredState then = found.get(comparison.then().version());
+			StoredState newest = found.get(comparison.newest().version());
+			if (then == null || newest == null) {
+				// The history just listed it: gone only if truncation came in between.
+				throw new VersionGoneException(comparison.id(),
+						(then == null) ? comparison.then().version() : comparison.newest().version());
 			}
-			Map<String, Map<Long, StoredState>> documents = this.store.versions(wanted);
-			for (Comparison comparison : batch) {
-				Map<Long, StoredState> found = documents.getOrDefault(comparison.id(), Map.of());
-				StoredState then = found.get(comparison.then().version());
-				StoredState newest = found.get(comparison.newest().version());
-				if (then == null || newest == null) {
-					// The history just listed it: gone only if truncation came in between.
-					throw new VersionGoneException(comparison.id(),
-							(then == null) ? comparison.then().version() : comparison.newest().version());
-				}
-				if (then.document().equals(newest.document())) {
-					plan.unchanged++;
-				}
-				else {
-					steps[comparison.index()] = plan.restore(comparison.id(), comparison.newest().version(),
-							comparison.then());
-				}
+			if (then.document().equals(newest.document())) {
+				plan.unchanged++;
+			}
+			else {
+				steps[comparison.index()] = plan.restore(comparison.id(), comparison.newest().version(),
+						comparison.then());
 			}
 		}
 	}
@@ -219,44 +215,39 @@ class MatchingRestore {
 	 */
 	private List<Step> write(List<Step> steps, Map<String, Long> sizes, boolean force, String writtenBy) {
 		List<Step> done = new ArrayList<>();
-		int next = 0;
-		while (next < steps.size()) {
-			List<Step> batch = new ArrayList<>();
-			long bytes = 0;
-			while (next < steps.size() && batch.size() < BATCH && (batch.isEmpty() || bytes < BATCH_BYTES)) {
-				Step step = steps.get(next++);
-				batch.add(step);
-				bytes += sizes.getOrDefault(step.id(), 0L);
+		Batches.of(steps, BATCH, BATCH_BYTES, (step) -> sizes.getOrDefault(step.id(), 0L),
+				(batch) -> writeBatch(batch, force, writtenBy, done));
+		return done;
+	}
+
+	private void writeBatch(List<Step> batch, boolean force, String writtenBy, List<Step> done) {
+		Set<String> held = force ? Set.of() : this.locks.heldAmong(batch.stream().map(Step::id).toList());
+		// Read again, not kept from the plan: a plan of many ids would hold all their documents.
+		Map<String, Map<Long, StoredState>> earlier = this.store.versions(batch.stream()
+			.filter((step) -> step.action() == Action.RESTORE && !held.contains(step.id()))
+			.collect(Collectors.toMap(Step::id, (step) -> List.of(Objects.requireNonNull(step.restoredFrom())))));
+		List<@Nullable CompletableFuture<Committed>> writes = new ArrayList<>();
+		for (Step step : batch) {
+			writes.add(held.contains(step.id()) ? null
+					: submit(step, earlier.getOrDefault(step.id(), Map.of()), writtenBy));
+		}
+		for (int i = 0; i < batch.size(); i++) {
+			Step step = batch.get(i);
+			CompletableFuture<Committed> write = writes.get(i);
+			if (write == null) {
+				done.add(step.held(true).conflict());
+				continue;
 			}
-			Set<String> held = force ? Set.of() : this.locks.heldAmong(batch.stream().map(Step::id).toList());
-			// Read again, not kept from the plan: a plan of many ids would hold all their documents.
-			Map<String, Map<Long, StoredState>> earlier = this.store.versions(batch.stream()
-				.filter((step) -> step.action() == Action.RESTORE && !held.contains(step.id()))
-				.collect(Collectors.toMap(Step::id, (step) -> List.of(Objects.requireNonNull(step.restoredFrom())))));
-			List<@Nullable CompletableFuture<Committed>> writes = new ArrayList<>();
-			for (Step step : batch) {
-				writes.add(held.contains(step.id()) ? null
-						: submit(step, earlier.getOrDefault(step.id(), Map.of()), writtenBy));
+			try {
+				done.add(step.written(this.store.await(write).state().version()));
 			}
-			for (int i = 0; i < batch.size(); i++) {
-				Step step = batch.get(i);
-				CompletableFuture<Committed> write = writes.get(i);
-				if (write == null) {
-					done.add(step.held(true).conflict());
-					continue;
-				}
-				try {
-					done.add(step.written(this.store.await(write).state().version()));
-				}
-				catch (AlreadyAsThenException ex) {
-					done.add(step.unchanged());
-				}
-				catch (PreconditionFailedException | VersionGoneException ex) {
-					done.add(step.conflict());
-				}
+			catch (AlreadyAsThenException ex) {
+				done.add(step.unchanged());
+			}
+			catch (PreconditionFailedException | VersionGoneException ex) {
+				done.add(step.conflict());
 			}
 		}
-		return done;
 	}
 
 	/** Submits a step's write: {@code earlier} holds the document it restores, unless truncated since the plan. */

@@ -106,21 +106,16 @@ class StateExport {
 	 */
 	private int writeHistories(List<StateSummary> part, JsonGenerator lines) {
 		Map<String, List<VersionInfo>> histories = this.store.histories(part.stream().map(StateSummary::id).toList());
-		List<Listed> listed = new ArrayList<>();
-		long bytes = 0;
-		int written = 0;
+		int[] written = { 0 };
+		Batches<Listed> batches = new Batches<>(Integer.MAX_VALUE, DOCUMENT_BYTES,
+				(listed) -> written[0] += writeVersions(listed, lines));
 		for (StateSummary summary : part) {
 			for (VersionInfo version : histories.getOrDefault(summary.id(), List.of())) {
-				listed.add(new Listed(summary.id(), version));
-				bytes += version.sizeBytes();
-				if (bytes >= DOCUMENT_BYTES) {
-					written += writeVersions(listed, lines);
-					listed.clear();
-					bytes = 0;
-				}
+				batches.add(new Listed(summary.id(), version), version.sizeBytes());
 			}
 		}
-		return written + writeVersions(listed, lines);
+		batches.finish();
+		return written[0];
 	}
 
 	/** Versions in the order listed, with the documents of the live ones, read at once. */

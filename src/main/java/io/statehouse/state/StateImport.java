@@ -190,22 +190,14 @@ class StateImport {
 
 	/** Writes the ids' lines, a batch at a time. */
 	private void write(InputStream states, Options options, Caller caller, Tally tally) throws IOException {
-		List<StateLine> batch = new ArrayList<>();
-		long bytes = 0;
+		Batches<StateLine> batches = new Batches<>(BATCH, BATCH_BYTES,
+				(batch) -> writeBatch(batch, options, caller, tally));
 		byte[] line;
 		while ((line = ExportFormat.nextLine(states, Integer.MAX_VALUE, 0)) != null) {
 			StateLine state = StateLine.read(this.documents.readLine(line), this.documents, 0);
-			batch.add(state);
-			bytes += (state.document() != null) ? state.document().length() : 0;
-			if (batch.size() == BATCH || bytes >= BATCH_BYTES) {
-				writeBatch(batch, options, caller, tally);
-				batch.clear();
-				bytes = 0;
-			}
+			batches.add(state, (state.document() != null) ? state.document().length() : 0);
 		}
-		if (!batch.isEmpty()) {
-			writeBatch(batch, options, caller, tally);
-		}
+		batches.finish();
 	}
 
 	private void writeBatch(List<StateLine> batch, Options options, Caller caller, Tally tally) {
