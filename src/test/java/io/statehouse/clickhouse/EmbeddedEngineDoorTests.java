@@ -52,8 +52,11 @@ class EmbeddedEngineDoorTests {
 	/** What "promptly" means: each probe, under the hold, on two shared cores. */
 	private static final Duration PROMPT = Duration.ofSeconds(2);
 
-	/** Longer than any time limit the engine puts on a request that does not arrive. */
-	private static final Duration HOLD = Duration.ofSeconds(25);
+	/**
+	 * Longer than the time the engine gives a stranger's request head (10 s), so that the holders
+	 * are cut off and come back while the probes run.
+	 */
+	private static final Duration HOLD = Duration.ofSeconds(15);
 
 	private static final int PER_KIND = 64;
 
@@ -115,15 +118,15 @@ class EmbeddedEngineDoorTests {
 	 * a process just started answers its first requests slowly), and reports their times.
 	 */
 	private static Hold hold(int port, Probe probes, int perKind, Kind... kinds) throws Exception {
-		probes.run(Duration.ofSeconds(3));
-		Latencies before = probes.run(Duration.ofSeconds(4));
+		probes.run(Duration.ofSeconds(2));
+		Latencies before = probes.run(Duration.ofSeconds(3));
 		Latencies during;
 		String opened;
 		try (DoorJammers jammers = DoorJammers.open(port, perKind, kinds)) {
 			during = probes.run(HOLD);
 			opened = jammers.summary();
 		}
-		Latencies after = probes.run(Duration.ofSeconds(6));
+		Latencies after = probes.run(Duration.ofSeconds(4));
 		Hold hold = new Hold(before, during, after);
 		System.out.printf("Door of port %d held %ds by %d connections of each kind (opened: %s)%n  before: %s%n"
 				+ "  during: %s%n  after:  %s%n", port, HOLD.toSeconds(), perKind, opened, before, during, after);

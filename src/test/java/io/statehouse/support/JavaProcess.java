@@ -49,6 +49,19 @@ public final class JavaProcess implements AutoCloseable {
 	/** As {@link #start(Path, Class, List, List)}, with environment variables added to the child's. */
 	public static JavaProcess start(Path workingDirectory, Class<?> mainClass, List<String> jvmOptions,
 			List<String> args, java.util.Map<String, String> environment) throws IOException {
+		List<String> command = new ArrayList<>(baseCommand());
+		command.addAll(jvmOptions);
+		command.addAll(ChildClassPath.options());
+		command.add(mainClass.getName());
+		command.addAll(args);
+		ProcessBuilder builder = new ProcessBuilder(command).directory(workingDirectory.toFile()).redirectErrorStream(true);
+		builder.environment().putAll(environment);
+		Process process = builder.start();
+		return new JavaProcess(process);
+	}
+
+	/** The java command and the options every child JVM has, before its classpath. */
+	static List<String> baseCommand() {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-XX:TieredStopAtLevel=1");
@@ -57,15 +70,7 @@ public final class JavaProcess implements AutoCloseable {
 		if (library != null) {
 			command.add("-Dstatehouse.clickhouse.embedded.library=" + library);
 		}
-		command.addAll(jvmOptions);
-		command.add("-cp");
-		command.add(System.getProperty("java.class.path"));
-		command.add(mainClass.getName());
-		command.addAll(args);
-		ProcessBuilder builder = new ProcessBuilder(command).directory(workingDirectory.toFile()).redirectErrorStream(true);
-		builder.environment().putAll(environment);
-		Process process = builder.start();
-		return new JavaProcess(process);
+		return command;
 	}
 
 	private void pump() {

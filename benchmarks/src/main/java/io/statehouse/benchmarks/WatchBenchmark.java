@@ -1,27 +1,31 @@
 package io.statehouse.benchmarks;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import org.apache.hc.client5.http.classic.methods.HttpPut;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.StringEntity;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Watching, on two instances sharing one embedded engine (commit order):
@@ -55,11 +59,11 @@ public final class WatchBenchmark {
 			waits(a, b, Parameters.count("waits", 100, 5));
 			Fanout load1 = streams(a, 1, rate, steady, "bench:one:");
 			Fanout loadMany = streams(a, streams, rate, steady, "bench:many:");
-			System.out.printf("%-28s %8s %14s %14s %s%n", "streams on instance A", "writes", "statements/s",
-					"heap after GC", "every event delivered");
+			System.out.printf("%-28s %8s %14s %14s %s %s%n", "streams on instance A", "writes", "statements/s",
+					"heap after GC", "every event once, in order", "(streams cut off and resumed)");
 			for (Fanout load : List.of(load1, loadMany)) {
-				System.out.printf("%-28d %8d %14.1f %11.1f MB %s%n", load.streams(), load.writes(),
-						load.statementsPerSecond(), load.heapMegabytes(), load.complete());
+				System.out.printf("%-28d %8d %14.1f %11.1f MB %s (%d)%n", load.streams(), load.writes(),
+						load.statementsPerSecond(), load.heapMegabytes(), load.complete(), load.reconnects());
 			}
 			System.out.printf("many/one: statements %.2fx, heap %+.1f MB%n",
 					loadMany.statementsPerSecond() / load1.statementsPerSecond(),
@@ -78,7 +82,7 @@ public final class WatchBenchmark {
 		String prefix = "bench:latency:";
 		Map<String, Long> onA = new ConcurrentHashMap<>();
 		Map<String, Long> onB = new ConcurrentHashMap<>();
-		List<CompletableFuture<?>> open = List.of(stream(a, prefix, onA, null), stream(b, prefix, onB, null));
+		List<CompletableFuture<?>> open = List.of(stream(a, prefix, onA), stream(b, prefix, onB));
 		Thread.sleep(1000);
 		long[] answered = new long[writes];
 		long[] put = new long[writes];
@@ -162,48 +166,63 @@ public final class WatchBenchmark {
 		return Load.percentile(sorted, quantile);
 	}
 
-	/** Opens {@code count} streams on A, writes at {@code rate}/s for {@code duration}, and measures. */
+	/**
+	 * Opens {@code count} streams on A from a JVM of their own ({@link Watchers}, which reconnects
+	 * a stream the server cuts off), writes at {@code rate}/s for {@code duration}, and measures:
+	 * the heap is this JVM's, A's without its clients'.
+	 */
 	private static Fanout streams(Service a, int count, int rate, Duration duration, String prefix) throws Exception {
-		List<AtomicLong> received = new ArrayList<>();
-		List<CompletableFuture<?>> open = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			AtomicLong events = new AtomicLong();
-			received.add(events);
-			open.add(stream(a, prefix, null, events));
+		Process watchers = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+				System.getProperty("java.class.path"), Watchers.class.getName(), a.baseUrl, prefix,
+				Integer.toString(count))
+			.redirectError(ProcessBuilder.Redirect.INHERIT)
+			.start();
+		try (PrintWriter ask = new PrintWriter(watchers.getOutputStream(), true, StandardCharsets.UTF_8);
+				BufferedReader answers = new BufferedReader(
+						new InputStreamReader(watchers.getInputStream(), StandardCharsets.UTF_8))) {
+			if (!"open".equals(answers.readLine())) {
+				throw new IllegalStateException("the watchers did not open their streams");
+			}
+			double before = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0);
+			long started = System.nanoTime();
+			int written = 0;
+			while (System.nanoTime() - started < duration.toNanos()) {
+				HttpPut request = new HttpPut(a.baseUrl + "/states/" + prefix + (written % 50));
+				request.setEntity(new StringEntity("{\"n\":" + written + "}", ContentType.APPLICATION_JSON));
+				a.http.execute(request, (response) -> response.getCode());
+				written++;
+				long due = started + written * 1_000_000_000L / rate;
+				Thread.sleep(Math.max(0, (due - System.nanoTime()) / 1_000_000));
+			}
+			double seconds = (System.nanoTime() - started) / 1e9;
+			double statements = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0) - before;
+			long expected = (long) written * count;
+			long deadline = System.nanoTime() + 60_000_000_000L;
+			long[] received;
+			do {
+				Thread.sleep(200);
+				ask.println();
+				received = Arrays.stream(answers.readLine().split(" ")).skip(1).filter((word) -> word.matches("\\d+"))
+					.mapToLong(Long::parseLong).toArray();
+			}
+			while (received[0] < expected && System.nanoTime() < deadline);
+			if (received[0] != expected || received[2] != 0) {
+				System.out.printf("%d streams: %d events of %d expected, %d out of order or repeated%n", count,
+						received[0], expected, received[2]);
+			}
+			System.gc();
+			double heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1e6;
+			return new Fanout(count, written, statements / seconds, heap, received[0] == expected && received[2] == 0,
+					received[1]);
 		}
-		Thread.sleep(2000);
-		double before = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0);
-		long started = System.nanoTime();
-		int written = 0;
-		while (System.nanoTime() - started < duration.toNanos()) {
-			HttpPut request = new HttpPut(a.baseUrl + "/states/" + prefix + (written % 50));
-			request.setEntity(new StringEntity("{\"n\":" + written + "}", ContentType.APPLICATION_JSON));
-			a.http.execute(request, (response) -> response.getCode());
-			written++;
-			long due = started + written * 1_000_000_000L / rate;
-			Thread.sleep(Math.max(0, (due - System.nanoTime()) / 1_000_000));
+		finally {
+			watchers.destroyForcibly().waitFor();
+			Thread.sleep(1000);
 		}
-		double seconds = (System.nanoTime() - started) / 1e9;
-		double statements = a.scrape().getOrDefault("statehouse_clickhouse_statements_seconds_count", 0.0) - before;
-		long deadline = System.nanoTime() + 10_000_000_000L;
-		int expected = written;
-		while (System.nanoTime() < deadline && received.stream().anyMatch((events) -> events.get() < expected)) {
-			Thread.sleep(100);
-		}
-		System.gc();
-		double heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1e6;
-		boolean complete = received.stream().allMatch((events) -> events.get() == expected);
-		open.forEach((stream) -> stream.cancel(true));
-		Thread.sleep(1000);
-		return new Fanout(count, written, statements / seconds, heap, complete);
 	}
 
-	/**
-	 * A stream of {@code prefix}'s changes: each change's arrival noted by id in {@code arrivals},
-	 * or counted in {@code events}.
-	 */
-	private static CompletableFuture<?> stream(Service service, String prefix, @Nullable Map<String, Long> arrivals,
-			@Nullable AtomicLong events) {
+	/** A stream of {@code prefix}'s changes: each change's arrival noted by id in {@code arrivals}. */
+	private static CompletableFuture<?> stream(Service service, String prefix, Map<String, Long> arrivals) {
 		HttpRequest request = HttpRequest.newBuilder(URI.create(service.baseUrl + "/changes?prefix=" + prefix))
 			.header("Accept", "text/event-stream")
 			.build();
@@ -217,13 +236,8 @@ public final class WatchBenchmark {
 			@Override
 			public void onNext(String line) {
 				if (line.startsWith("data:") && line.contains("\"version\"")) {
-					if (arrivals != null) {
-						int from = line.indexOf("\"id\":\"") + 6;
-						arrivals.putIfAbsent(line.substring(from, line.indexOf('"', from)), System.nanoTime());
-					}
-					if (events != null) {
-						events.incrementAndGet();
-					}
+					int from = line.indexOf("\"id\":\"") + 6;
+					arrivals.putIfAbsent(line.substring(from, line.indexOf('"', from)), System.nanoTime());
 				}
 			}
 
@@ -238,7 +252,8 @@ public final class WatchBenchmark {
 		}));
 	}
 
-	private record Fanout(int streams, int writes, double statementsPerSecond, double heapMegabytes, boolean complete) {
+	private record Fanout(int streams, int writes, double statementsPerSecond, double heapMegabytes, boolean complete,
+			long reconnects) {
 	}
 
 }
