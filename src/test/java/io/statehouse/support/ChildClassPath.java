@@ -14,6 +14,8 @@ import java.util.stream.Stream;
 
 import io.statehouse.StatehouseApplication;
 
+import org.springframework.util.FileSystemUtils;
+
 /**
  * The classpath child JVMs start with, and a class-data sharing archive of it: the suite starts
  * a hundred-odd child JVMs (services, engines, ZooKeepers, benchmarks), and each spends most of
@@ -45,6 +47,7 @@ final class ChildClassPath {
 			return plain;
 		}
 		try {
+			removeThoseOfEndedJvms();
 			String jars = packed();
 			Path archive = HOME.resolve("classes.jsa").toAbsolutePath();
 			if (dump(jars, archive)) {
@@ -58,6 +61,21 @@ final class ChildClassPath {
 			Thread.currentThread().interrupt();
 		}
 		return plain;
+	}
+
+	/** Each test JVM keeps its jars and archive (80 MB) under its pid: those of JVMs gone are removed. */
+	private static void removeThoseOfEndedJvms() throws IOException {
+		if (!Files.isDirectory(HOME.getParent())) {
+			return;
+		}
+		try (Stream<Path> homes = Files.list(HOME.getParent())) {
+			for (Path home : (Iterable<Path>) homes::iterator) {
+				String name = home.getFileName().toString();
+				if (name.matches("[0-9]+") && ProcessHandle.of(Long.parseLong(name)).isEmpty()) {
+					FileSystemUtils.deleteRecursively(home);
+				}
+			}
+		}
 	}
 
 	/** The test classpath with each directory packed into a jar of its own. */
@@ -103,11 +121,12 @@ final class ChildClassPath {
 		Process process = new ProcessBuilder(command).redirectErrorStream(true)
 			.redirectOutput(HOME.resolve("dump.log").toFile())
 			.start();
-		if (!process.waitFor(2, TimeUnit.MINUTES)) {
-			process.destroyForcibly();
-			return false;
+		boolean ended = process.waitFor(2, TimeUnit.MINUTES);
+		if (!ended) {
+			process.destroyForcibly().waitFor();
 		}
-		return Files.isRegularFile(archive) && Files.size(archive) > 0;
+		FileSystemUtils.deleteRecursively(HOME.resolve("engine"));
+		return ended && Files.isRegularFile(archive) && Files.size(archive) > 0;
 	}
 
 }
