@@ -3,9 +3,12 @@ package io.statehouse.clickhouse;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.TransientDataAccessException;
@@ -16,6 +19,9 @@ import org.springframework.jdbc.CannotGetJdbcConnectionException;
  * (health, logs) without the statement's text or data.
  */
 public final class ClickHouseErrors {
+
+	/** What the connection pool says of itself when a request waited too long for a connection. */
+	private static final Pattern POOL_FIGURES = Pattern.compile("\\(total=\\d+, active=\\d+, idle=\\d+, waiting=\\d+\\)");
 
 	/** {@code Code: 241. DB::Exception: ... (MEMORY_LIMIT_EXCEEDED)}: ClickHouse's error text. */
 	private static final Pattern SERVER_ERROR = Pattern.compile("Code: (\\d+)\\..*?\\(([A-Z_]+)\\)", Pattern.DOTALL);
@@ -95,9 +101,28 @@ public final class ClickHouseErrors {
 			}
 		}
 		if (isOutage(ex)) {
-			return "ClickHouse is not reachable";
+			Matcher pool = poolExhausted(ex);
+			return (pool != null) ? "no connection to ClickHouse free in time " + pool.group() : "ClickHouse is not reachable";
 		}
 		return ex.getClass().getSimpleName();
+	}
+
+	/**
+	 * The pool's figures when every pooled connection stayed busy past the connection timeout
+	 * with ClickHouse reachable (the service's load, not an outage of ClickHouse); else null.
+	 */
+	private static @Nullable Matcher poolExhausted(Throwable ex) {
+		Matcher pool = null;
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof IOException) {
+				return null;
+			}
+			Matcher figures = POOL_FIGURES.matcher(String.valueOf(cause.getMessage()));
+			if (cause instanceof SQLTransientConnectionException && figures.find()) {
+				pool = figures;
+			}
+		}
+		return pool;
 	}
 
 	/** ClickHouse's error code for a statement it refused, 0 when it gave none. */

@@ -22,6 +22,7 @@ import io.statehouse.changelog.FeedCursorGoneException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -108,6 +109,13 @@ class ChangeTail implements SmartLifecycle {
 			}
 		}
 		return this.feed.end();
+	}
+
+	/** Where the tail stands while it follows the feed, asking nothing of ClickHouse; null when idle. */
+	@Nullable FeedCursor following() {
+		synchronized (this.lock) {
+			return this.cursor;
+		}
 	}
 
 	/**

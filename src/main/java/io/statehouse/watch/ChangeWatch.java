@@ -80,12 +80,17 @@ class ChangeWatch {
 			throw new TooManyWatchersException("streams", this.properties.maxStreams());
 		}
 		try {
-			if (from != null && from.compareTo(this.feed.end()) > 0) {
+			// A crowd of clients opening at once must not queue for the pool: a cursor at or before
+			// where the tail stands is within the feed, and the feed's end has nothing truncated after it.
+			@Nullable FeedCursor following = this.tail.following();
+			if (from != null && (following == null || from.compareTo(following) > 0) && from.compareTo(this.feed.end()) > 0) {
 				throw new InvalidRequestException("Cursor " + from + " is beyond every change committed so far: a cursor is "
 						+ "one that this service sent.");
 			}
 			FeedCursor start = (from != null) ? from : (oldest ? this.feed.oldest() : this.tail.cursor());
-			this.feed.requireRetained(start);
+			if (from != null || oldest) {
+				this.feed.requireRetained(start);
+			}
 			// Streams end by their own events; the server never times them out.
 			SseEmitter emitter = new SseEmitter(0L);
 			AtomicReference<@Nullable ScheduledFuture<?>> heartbeat = new AtomicReference<>();

@@ -73,7 +73,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 	@ExceptionHandler
 	ResponseEntity<Object> dataAccess(DataAccessException ex, WebRequest request) {
 		if (ClickHouseErrors.isOutage(ex)) {
-			logger.warn("ClickHouse is unavailable: " + ClickHouseErrors.describe(ex));
+			logger.warn("Answered 503, the storage did not answer: " + ClickHouseErrors.describe(ex));
 			HttpHeaders headers = new HttpHeaders();
 			headers.set(HttpHeaders.RETRY_AFTER, "2");
 			return respond(ex, Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.STORAGE_UNAVAILABLE,

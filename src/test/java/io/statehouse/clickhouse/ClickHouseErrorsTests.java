@@ -3,12 +3,14 @@ package io.statehouse.clickhouse;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.BadSqlGrammarException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.UncategorizedSQLException;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,6 +35,19 @@ class ClickHouseErrorsTests {
 		assertThat(ClickHouseErrors.describe(new DataAccessResourceFailureException(STATEMENT,
 				new ConnectException("Connection refused")))).isEqualTo("ClickHouse is not reachable");
 		assertThat(ClickHouseErrors.describe(new IllegalStateException(STATEMENT))).isEqualTo("IllegalStateException");
+	}
+
+	@Test
+	void aPoolWhoseConnectionsStayedBusyIsNamedApartFromClickHouseAway() {
+		String timedOut = "statehouse - Connection is not available, request timed out after 3001ms "
+				+ "(total=16, active=16, idle=0, waiting=45)";
+		assertThat(ClickHouseErrors.describe(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
+				new SQLTransientConnectionException(timedOut))))
+			.isEqualTo("no connection to ClickHouse free in time (total=16, active=16, idle=0, waiting=45)");
+		SQLTransientConnectionException refused = new SQLTransientConnectionException(timedOut);
+		refused.initCause(new ConnectException("Connection refused"));
+		assertThat(ClickHouseErrors.describe(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
+				refused))).isEqualTo("ClickHouse is not reachable");
 	}
 
 	@Test
