@@ -101,8 +101,8 @@ public final class ClickHouseErrors {
 			}
 		}
 		if (isOutage(ex)) {
-			Matcher pool = poolExhausted(ex);
-			return (pool != null) ? "no connection to ClickHouse free in time " + pool.group() : "ClickHouse is not reachable";
+			String pool = poolExhausted(ex);
+			return (pool != null) ? "no connection to ClickHouse free in time " + pool : "ClickHouse is not reachable";
 		}
 		return ex.getClass().getSimpleName();
 	}
@@ -111,15 +111,15 @@ public final class ClickHouseErrors {
 	 * The pool's figures when every pooled connection stayed busy past the connection timeout
 	 * with ClickHouse reachable (the service's load, not an outage of ClickHouse); else null.
 	 */
-	private static @Nullable Matcher poolExhausted(Throwable ex) {
-		Matcher pool = null;
+	private static @Nullable String poolExhausted(Throwable ex) {
+		String pool = null;
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			if (cause instanceof IOException) {
 				return null;
 			}
 			Matcher figures = POOL_FIGURES.matcher(String.valueOf(cause.getMessage()));
 			if (cause instanceof SQLTransientConnectionException && figures.find()) {
-				pool = figures;
+				pool = figures.group();
 			}
 		}
 		return pool;

@@ -22,7 +22,6 @@ import io.statehouse.changelog.FeedCursorGoneException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -103,12 +102,8 @@ class ChangeTail implements SmartLifecycle {
 
 	/** Where the tail stands: after everything it handed over (the feed's end until it first read). */
 	FeedCursor cursor() {
-		synchronized (this.lock) {
-			if (this.cursor != null) {
-				return this.cursor;
-			}
-		}
-		return this.feed.end();
+		FeedCursor following = following();
+		return (following != null) ? following : this.feed.end();
 	}
 
 	/** Where the tail stands while it follows the feed, asking nothing of ClickHouse; null when idle. */

@@ -7,8 +7,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -17,10 +15,10 @@ import io.statehouse.changelog.FeedCursor;
 /**
  * Clients of {@code GET /changes} in a JVM of their own, so that the service's heap is measured
  * without theirs: {@code Watchers <base URL> <prefix> <count>} opens that many streams of the
- * prefix's changes and, like a real client, reconnects one the server ends (a slow consumer cut
- * off) with {@code Last-Event-ID}. Once every stream has begun it prints {@code open}; then each line read on stdin is answered on stdout with
- * {@code events <received> reconnects <n> disorders <n>}: a change received twice or out of
- * cursor order counts as a disorder.
+ * prefix's changes and, like a real client, reconnects one that ends or is refused, with
+ * {@code Last-Event-ID} once it has one. Once every stream has begun it prints {@code open}; then
+ * each line read on stdin is answered on stdout with {@code events <received> reconnects <n>
+ * disorders <n>}: a change received twice or out of cursor order counts as a disorder.
  */
 public final class Watchers {
 
@@ -41,11 +39,8 @@ public final class Watchers {
 		String base = args[0];
 		String prefix = args[1];
 		int count = Integer.parseInt(args[2]);
-		List<Watcher> watchers = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
-			Watcher watcher = new Watcher(base + "/changes?prefix=" + prefix);
-			watchers.add(watcher);
-			watcher.connect();
+			new Watcher(base + "/changes?prefix=" + prefix).connect();
 		}
 		while (begun.get() < count) {
 			Thread.sleep(50);
