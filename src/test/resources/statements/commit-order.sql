@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
     writer LowCardinality(String),
     written_by LowCardinality(String) DEFAULT '',
     restored_from UInt64 DEFAULT 0,
+    slot UInt64 DEFAULT version,
     written_at DateTime64(3) DEFAULT now64(3),
     segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), 3600))
 )
@@ -104,7 +105,8 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
     claim_id UUID,
     parent UUID,
     written_by LowCardinality(String) DEFAULT '',
-    restored_from UInt64 DEFAULT 0
+    restored_from UInt64 DEFAULT 0,
+    slot UInt64 DEFAULT version
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY state_id
@@ -112,8 +114,8 @@ SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_aft
 
 INSERT INTO `statehouse`.`changelog` (state_id, version, operation, document, deleted, fencing, idempotency_key,
                          idempotency_fingerprint, claim_id, parent, created, writer, written_by,
-                         restored_from)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                         restored_from, slot)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 INSERT INTO `statehouse`.`lock_claims` (lock_id, slot, kind, claim_id, token, owner, granted_to, ttl_ms, writes,
                            fencing_floor)
@@ -151,13 +153,13 @@ INSERT INTO `statehouse`.`lock_queue` (lock_id, place, left, alive_ms) VALUES (?
 INSERT INTO `statehouse`.`meta` (key, value) VALUES (?, ?);
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by, restored_from)
-SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10
+                     written_by, restored_from, slot)
+SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10, n.w.11
 FROM (
     SELECT state_id,
            argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
-                   restored_from),
-                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
+                   restored_from, slot),
+                  (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
     WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition AND true
     GROUP BY state_id
@@ -171,45 +173,45 @@ LEFT ANY JOIN (
 WHERE n.w.1 > m.materialized;
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-                     written_by, restored_from)
+                     written_by, restored_from, slot)
 SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
-       restored_from
+       restored_from, slot
 FROM `statehouse`.`changelog`
-WHERE (state_id, version, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN (:claims);
 
 SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated');
 
-SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids))
 ;
 
-SELECT * FROM (SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids))
 ;
 
-SELECT * FROM (SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+SELECT * FROM (SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
        written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+SELECT version, slot, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
        written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id)
@@ -223,7 +225,7 @@ WHERE lock_id = :id AND slot = :slot;
 
 SELECT claim_id, written_at
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:keys) AND claim_id IN (:claims);
+WHERE (state_id, slot) IN (:keys) AND claim_id IN (:claims);
 
 SELECT count() > 0 FROM `statehouse`.`meta` WHERE key IN ('materialized_at', 'truncated_at', 'forgotten_at');
 
@@ -330,38 +332,38 @@ SELECT name, min_block_number AS min_position, max_block_number AS max_position,
 FROM system.parts
 WHERE database = :database AND table = :table AND active;
 
-SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS newest
+SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS newest
 FROM `statehouse`.`changelog`
-WHERE (state_id, version, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN (:claims);
 
 SELECT state_id, argMax(row, rank) AS newest
 FROM (
-    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
-           (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
+    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
+           (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
     WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
     UNION ALL
-    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
+    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
     FROM `statehouse`.`state` FINAL
     WHERE state_id IN (:ids)
 )
 GROUP BY state_id
 ;
 
-SELECT state_id, argMax(version, (version, source)) AS newest,
-       argMax(deleted, (version, source)) AS is_deleted,
-       argMax(size, (version, source)) AS size_bytes,
-       argMax(updated_at, (version, source)) AS updated
+SELECT state_id, argMax(version, (slot, source)) AS newest,
+       argMax(deleted, (slot, source)) AS is_deleted,
+       argMax(size, (slot, source)) AS size_bytes,
+       argMax(updated_at, (slot, source)) AS updated
 FROM (
-    SELECT state_id, version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
+    SELECT state_id, slot, argMin(version, (_block_number, _block_offset)) AS version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
            argMin(length(document), (_block_number, _block_offset)) AS size, argMin(written_at, (_block_number, _block_offset)) AS updated_at,
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
       AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
-    GROUP BY state_id, version
+    GROUP BY state_id, slot
     UNION ALL
-    SELECT state_id, version, deleted, length(document), updated_at, 1
+    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
       AND arrayExists(p -> state_id LIKE p, [:visible])
@@ -372,21 +374,21 @@ ORDER BY state_id
 LIMIT :limit
 ;
 
-SELECT state_id, argMax(version, (version, source)) AS newest,
-       argMax(deleted, (version, source)) AS is_deleted,
-       argMax(size, (version, source)) AS size_bytes,
-       argMax(updated_at, (version, source)) AS updated,
-       maxIf(version, source = 0) > maxIf(version, source = 1) AS undecided
+SELECT state_id, argMax(version, (slot, source)) AS newest,
+       argMax(deleted, (slot, source)) AS is_deleted,
+       argMax(size, (slot, source)) AS size_bytes,
+       argMax(updated_at, (slot, source)) AS updated,
+       maxIf(slot, source = 0) > maxIf(slot, source = 1) AS undecided
 FROM (
-    SELECT state_id, version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
+    SELECT state_id, slot, argMin(version, (_block_number, _block_offset)) AS version, argMin(deleted, (_block_number, _block_offset)) AS deleted,
            argMin(length(document), (_block_number, _block_offset)) AS size, argMin(written_at, (_block_number, _block_offset)) AS updated_at,
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
       AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
-    GROUP BY state_id, version
+    GROUP BY state_id, slot
     UNION ALL
-    SELECT state_id, version, deleted, length(document), updated_at, 1
+    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
       AND arrayExists(p -> state_id LIKE p, [:visible])
@@ -396,52 +398,52 @@ HAVING NOT is_deleted OR undecided
 ORDER BY state_id
 LIMIT :limit;
 
-SELECT state_id, argMaxIf(row, version, materialized) AS newest,
-       maxIf(version, NOT materialized) > maxIf(version, materialized) AS undecided
+SELECT state_id, argMaxIf(row, slot, materialized) AS newest,
+       maxIf(slot, NOT materialized) > maxIf(slot, materialized) AS undecided
 FROM (
-    SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
+    SELECT state_id, slot, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
            0 AS materialized
     FROM `statehouse`.`changelog`
     WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
     UNION ALL
-    SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
+    SELECT state_id, slot, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), 1
     FROM `statehouse`.`state` FINAL
     WHERE state_id IN (:ids)
 )
 GROUP BY state_id;
 
-SELECT state_id, version
+SELECT state_id, slot
 FROM (
-    SELECT state_id, version
+    SELECT state_id, slot
     FROM `statehouse`.`changelog`
-    WHERE (state_id, version) IN (SELECT state_id, version FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
-    GROUP BY state_id, version
+    WHERE (state_id, slot) IN (SELECT state_id, slot FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
+    GROUP BY state_id, slot
     HAVING max(_block_number) <= :toPosition
 ) AS c
 INNER JOIN (
-    SELECT state_id, max(version) AS materialized
+    SELECT state_id, max(slot) AS materialized
     FROM `statehouse`.`state`
     WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
     GROUP BY state_id
 ) AS m USING state_id
-WHERE c.version <= m.materialized;
+WHERE c.slot <= m.materialized;
 
-SELECT state_id, version, argMin(claim_id, (_block_number, _block_offset)) AS claim, argMin(written_at, (_block_number, _block_offset)) AS claimed_at,
-       groupArray(claim_id) AS claims, 'first' AS source
+SELECT state_id, slot AS number, slot, argMin(claim_id, (_block_number, _block_offset)) AS claim,
+       argMin(written_at, (_block_number, _block_offset)) AS claimed_at, groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
-GROUP BY state_id, version
+WHERE (state_id, slot) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+GROUP BY state_id, slot
 UNION ALL
-SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
+SELECT state_id, slot - 1, slot, any(parent), now64(3), [], 'named'
 FROM `statehouse`.`changelog`
-WHERE (state_id, version) IN (:nextKeys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
-GROUP BY state_id, version
+WHERE (state_id, slot) IN (:nextKeys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+GROUP BY state_id, slot
 UNION ALL
-SELECT state_id, version, claim_id, updated_at, [parent], 'state'
+SELECT state_id, version, slot, claim_id, updated_at, [parent], 'state'
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids);
 
-SELECT state_id, version, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
+SELECT state_id, version, slot, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
        written_at, written_by, _block_number AS row_position, _block_number AS row_block,
        _block_offset AS row_offset
 FROM `statehouse`.`changelog`
@@ -450,34 +452,34 @@ WHERE toUInt64(splitByChar('_', _part)[3]) >= :fromPosition AND 1
 ORDER BY row_position, row_block, row_offset
 LIMIT :limit;
 
-SELECT state_id, version, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
+SELECT state_id, version, slot, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids);
 
-SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id IN (:ids);
 
-SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
-       document, fencing, written_at AS updated_at, created, 1 AS keyed
+SELECT state_id, version, slot, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint,
+       deleted, document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
 WHERE (state_id, written_by, idempotency_key) IN (:keys) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
+SELECT state_id, version, slot, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
 FROM `statehouse`.`changelog`
 WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
@@ -491,13 +493,13 @@ SELECT toUnixTimestamp64Micro(now64(6)) - :millis * 1000;
 
 SELECT value FROM system.metrics WHERE metric = 'MemoryTracking';
 
-SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
        written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT version, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
+SELECT version, slot, claim_id, parent, deleted, document, fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from, 0,
        written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
 WHERE state_id = :id;

@@ -11,12 +11,14 @@ import org.jspecify.annotations.Nullable;
  * @param fencing the fencing token to carry forward
  * @param writtenBy the name of the token that made the change (audit)
  * @param restoredFrom the version whose document a restore writes again; 0 for other changes
+ * @param carriedVersion the version an import carries over from another store, written if it is
+ * after the one replaced (the numbers between are skipped); 0 for the next version
  */
 public record Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy,
-		long restoredFrom) {
+		long restoredFrom, long carriedVersion) {
 
 	private Change(Operation operation, String document, boolean deleted, long fencing, String writtenBy) {
-		this(operation, document, deleted, fencing, writtenBy, 0);
+		this(operation, document, deleted, fencing, writtenBy, 0, 0);
 	}
 
 	/** Replaces the document. */
@@ -31,7 +33,7 @@ public record Change(Operation operation, String document, boolean deleted, long
 
 	/** Writes an earlier version's document again, as a new version that names it. */
 	public static Change restore(StoredState earlier, long fencing, String writtenBy) {
-		return new Change(Operation.RESTORE, earlier.document(), false, fencing, writtenBy, earlier.version());
+		return new Change(Operation.RESTORE, earlier.document(), false, fencing, writtenBy, earlier.version(), 0);
 	}
 
 	/** A tombstone. */
@@ -53,9 +55,19 @@ public record Change(Operation operation, String document, boolean deleted, long
 		return new Change(Operation.FENCE, live ? current.document() : "", !live, fencing, writtenBy);
 	}
 
+	/**
+	 * The same change, written as {@code version} where that is after the version it replaces: an
+	 * import keeps the versions of the store it came from.
+	 */
+	public Change carrying(long version) {
+		return new Change(this.operation, this.document, this.deleted, this.fencing, this.writtenBy, this.restoredFrom,
+				version);
+	}
+
 	/** The same change, carrying another fencing token. */
 	Change withFencing(long fencing) {
-		return new Change(this.operation, this.document, this.deleted, fencing, this.writtenBy, this.restoredFrom);
+		return new Change(this.operation, this.document, this.deleted, fencing, this.writtenBy, this.restoredFrom,
+				this.carriedVersion);
 	}
 
 	/** The kinds of change, as stored in the changelog. */

@@ -4,12 +4,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import io.statehouse.changelog.ChangelogRepository.FeedRow;
-import io.statehouse.claims.ClaimKey;
 
 /**
  * The changelog as a feed of committed changes, read from a {@link FeedCursor} on: only the
@@ -73,9 +73,9 @@ public class ChangeFeed {
 		if (rows.isEmpty()) {
 			return new Changes(List.of(), after, false);
 		}
-		Map<ClaimKey, UUID> winners = this.repository.winners(rows.stream().map(FeedRow::key).distinct().toList());
+		Set<UUID> won = this.repository.won(rows);
 		List<ChangeEvent> events = rows.stream()
-			.filter((row) -> row.claimId().equals(winners.get(row.key())))
+			.filter((row) -> won.contains(row.claimId()))
 			.map(FeedRow::event)
 			.toList();
 		return new Changes(events, rows.get(rows.size() - 1).event().cursor(), rows.size() == limit);

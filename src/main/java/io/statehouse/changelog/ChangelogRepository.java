@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.claims.ClaimKey;
@@ -78,13 +79,16 @@ interface ChangelogRepository {
 	long floor();
 
 	/**
-	 * The claims that won these versions, as far as they can be told ({@link Verdicts#winner});
-	 * a version none can be told of is absent.
+	 * The claims among these rows' that won their slots, as far as they can be told
+	 * ({@link Verdicts#won}).
 	 */
-	Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys);
+	Set<UUID> won(Collection<FeedRow> rows);
 
 	/** A version of an id, as long as the changelog retains it or it is the newest. */
 	Optional<StoredState> version(String id, long version);
+
+	/** Whether a version of an id was skipped by one carried over, as far as retained rows tell. */
+	boolean skipped(String id, long version);
 
 	/** Every retained version of an id (its winners) and the newest, oldest first. */
 	List<VersionInfo> history(String id);
@@ -134,16 +138,16 @@ interface ChangelogRepository {
 	 * @param event what it is, should it have won
 	 * @param claimId its claim
 	 */
-	record FeedRow(ChangeEvent event, UUID claimId) {
+	record FeedRow(ChangeEvent event, UUID claimId, long slot) {
 
 		ClaimKey key() {
-			return new ClaimKey(this.event.id(), this.event.version());
+			return new ClaimKey(this.event.id(), this.slot);
 		}
 
 		FeedRow at(FeedCursor cursor) {
 			ChangeEvent moved = new ChangeEvent(cursor, this.event.id(), this.event.version(), this.event.operation(),
 					this.event.writtenBy(), this.event.updatedAt(), this.event.sizeBytes());
-			return new FeedRow(moved, this.claimId);
+			return new FeedRow(moved, this.claimId, this.slot);
 		}
 
 	}

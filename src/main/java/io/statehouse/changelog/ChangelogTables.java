@@ -49,6 +49,7 @@ final class ChangelogTables {
 			    writer LowCardinality(String),
 			    {writtenBy},
 			    {restoredFrom},
+			    {slot},
 			    written_at DateTime64(3) DEFAULT now64(3),
 			    segment UInt32 DEFAULT toUInt32(intDiv(toUnixTimestamp(now()), {segmentSeconds}))
 			)
@@ -70,7 +71,8 @@ final class ChangelogTables {
 			    claim_id UUID,
 			    parent UUID,
 			    {writtenBy},
-			    {restoredFrom}
+			    {restoredFrom},
+			    {slot}
 			)
 			ENGINE = ReplacingMergeTree(version)
 			ORDER BY state_id
@@ -104,6 +106,13 @@ final class ChangelogTables {
 	 */
 	private static final String RESTORED_FROM = "restored_from UInt64 DEFAULT 0";
 
+	/**
+	 * What a claim competes for: one more than the version it replaces. It is the claim's version,
+	 * but for a version an import carried over from another store, which skips the numbers between
+	 * (rows written before it have none, and are ordinary).
+	 */
+	private static final String SLOT = "slot UInt64 DEFAULT version";
+
 	/** A row's operation as history and the feed tell it: a put that names a version is a restore. */
 	static final String OPERATION = "if(restored_from > 0, 'restore', toString(operation))";
 
@@ -120,14 +129,17 @@ final class ChangelogTables {
 		return new ClickHouseTable("changelog",
 				CHANGELOG_TABLE.replace("{segmentSeconds}", Long.toString(segmentSeconds))
 					.replace("{writtenBy}", WRITTEN_BY)
-					.replace("{restoredFrom}", RESTORED_FROM),
-				List.of(WRITTEN_BY, RESTORED_FROM));
+					.replace("{restoredFrom}", RESTORED_FROM)
+					.replace("{slot}", SLOT),
+				List.of(WRITTEN_BY, RESTORED_FROM, SLOT));
 	}
 
 	static ClickHouseTable state() {
 		return new ClickHouseTable("state",
-				STATE_TABLE.replace("{writtenBy}", WRITTEN_BY).replace("{restoredFrom}", RESTORED_FROM),
-				List.of(WRITTEN_BY, RESTORED_FROM));
+				STATE_TABLE.replace("{writtenBy}", WRITTEN_BY)
+					.replace("{restoredFrom}", RESTORED_FROM)
+					.replace("{slot}", SLOT),
+				List.of(WRITTEN_BY, RESTORED_FROM, SLOT));
 	}
 
 	static ClickHouseTable meta() {
@@ -135,18 +147,19 @@ final class ChangelogTables {
 	}
 
 	/**
-	 * The arbiter's condition that a changelog row's claim won its version, asked of the two
-	 * highest versions of each id among the rows {@code where} selects: a write claims the
-	 * version after the newest it read, so no version is claimed before the one below it was
-	 * won (or materialized), and the newest winner is one of the two. Rows below them are never
-	 * the newest (the condition is false for them).
+	 * The arbiter's condition that a changelog row's claim won its slot, asked of the two highest
+	 * slots of each id among the rows {@code where} selects: a write claims the slot after the
+	 * newest version it read, so no slot is claimed before the one below it was won (or
+	 * materialized), and the newest winner's slot is one of the two (the other, if any, is the
+	 * slot after its version). Rows below them are never the newest (the condition is false for them).
 	 * @param where the rows the condition is asked of (a superset will do)
 	 */
 	static ClaimFilter held(ClaimArbiter arbiter, String where) {
-		return arbiter.holds(StateClaimSpace.NAME, new ClaimColumns("state_id", "version", "claim_id"), """
+		return arbiter.holds(StateClaimSpace.NAME, new ClaimColumns("state_id", "slot", "claim_id"), """
 				FROM {changelog}
-				WHERE %1$s AND (state_id, version) IN (
-				    SELECT state_id, arrayJoin([max(version), toUInt64(max(version) - 1)]) FROM {changelog} WHERE %1$s
+				WHERE %1$s AND (state_id, slot) IN (
+				    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+				    FROM {changelog} WHERE %1$s
 				    GROUP BY state_id)""".formatted(where));
 	}
 

@@ -265,10 +265,11 @@ class ClaimRound {
 				pending.result.completeExceptionally(refused);
 				continue;
 			}
-			long version = (current != null) ? current.version() + 1 : 1;
+			long slot = (current != null) ? current.version() + 1 : 1;
+			long version = Math.max(slot, change.carriedVersion());
 			long fencing = Math.max(change.fencing(), (current != null) ? current.fencing() : 0);
 			Change claimed = change.withFencing(fencing);
-			claims.add(new PendingClaim(pending, new VersionClaim(pending.id, version, claimed, UUID.randomUUID(),
+			claims.add(new PendingClaim(pending, new VersionClaim(pending.id, version, slot, claimed, UUID.randomUUID(),
 					(head != null) ? head.claimId() : VersionClaim.NONE, pending.idempotency,
 					!StoredState.isLive(current) && !change.deleted())));
 		}

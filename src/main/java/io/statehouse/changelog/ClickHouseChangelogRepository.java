@@ -9,11 +9,13 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
@@ -41,19 +43,21 @@ import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/**
-	 * The newest version per id. Highest version first; at equal versions the materialized row
-	 * beats a changelog row (the tail may still hold its claims), and among changelog rows that
-	 * hold their version (all of them, by commit order) the first committed wins.
+	 * The newest version per id. Highest slot first (a claim of a slot is made only once the slot
+	 * below is won, and a winner's version is the highest of every slot's up to its own); at equal
+	 * slots the materialized row beats a changelog row (the tail may still hold its claims), and
+	 * among changelog rows that hold their slot (all of them, by commit order) the first committed
+	 * wins.
 	 */
 	private static final String NEWEST = """
 			SELECT state_id, argMax(row, rank) AS newest
 			FROM (
-			    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
-			           (version, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
+			    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
+			           (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
 			    FROM {changelog}
 			    WHERE state_id IN (:ids) AND {tail} AND {held}
 			    UNION ALL
-			    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent), (version, 1, 0, 0)
+			    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
 			    FROM {state} FINAL
 			    WHERE state_id IN (:ids)
 			)
@@ -61,19 +65,19 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/**
 	 * {@link #NEWEST} without the arbiter, for when it cannot be asked: the materialized version
-	 * of each id, and whether the tail holds a row newer than it — a claim only the arbiter can
+	 * of each id, and whether the tail holds a claim of a later slot — a claim only the arbiter can
 	 * decide.
 	 */
 	private static final String MATERIALIZED = """
-			SELECT state_id, argMaxIf(row, version, materialized) AS newest,
-			       maxIf(version, NOT materialized) > maxIf(version, materialized) AS undecided
+			SELECT state_id, argMaxIf(row, slot, materialized) AS newest,
+			       maxIf(slot, NOT materialized) > maxIf(slot, materialized) AS undecided
 			FROM (
-			    SELECT state_id, version, (version, deleted, document, fencing, written_at, claim_id, parent) AS row,
+			    SELECT state_id, slot, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
 			           0 AS materialized
 			    FROM {changelog}
 			    WHERE state_id IN (:ids) AND {tail}
 			    UNION ALL
-			    SELECT state_id, version, (version, deleted, document, fencing, updated_at, claim_id, parent), 1
+			    SELECT state_id, slot, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), 1
 			    FROM {state} FINAL
 			    WHERE state_id IN (:ids)
 			)
@@ -81,30 +85,30 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/** Rows of given claims, shaped as {@link #NEWEST}'s. */
 	private static final String CLAIMED_ROWS = """
-			SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent) AS newest
+			SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS newest
 			FROM {changelog}
-			WHERE (state_id, version, claim_id) IN (:claims)""";
+			WHERE (state_id, slot, claim_id) IN (:claims)""";
 
 	/** Writes rows of given claims into the state table (it keeps the highest version per id). */
 	private static final String FOLD_CLAIMED = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-			                     written_by, restored_from)
+			                     written_by, restored_from, slot)
 			SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
-			       restored_from
+			       restored_from, slot
 			FROM {changelog}
-			WHERE (state_id, version, claim_id) IN (:claims)""";
+			WHERE (state_id, slot, claim_id) IN (:claims)""";
 
 	/**
 	 * Rows that carry the keys, written by the keys' callers (with everything a replay answers),
 	 * and the lineage of their ids from the oldest of them on (identities only).
 	 */
 	private static final String REPLAYS = """
-			SELECT state_id, version, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint, deleted,
-			       document, fencing, written_at AS updated_at, created, 1 AS keyed
+			SELECT state_id, version, slot, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint,
+			       deleted, document, fencing, written_at AS updated_at, created, 1 AS keyed
 			FROM {changelog}
 			WHERE (state_id, written_by, idempotency_key) IN (:keys) AND {retained}
 			UNION ALL
-			SELECT state_id, version, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
+			SELECT state_id, version, slot, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
 			FROM {changelog}
 			WHERE state_id IN (:ids) AND {retained}
 			  AND version >= (SELECT minOrNull(version) FROM {changelog}
@@ -113,26 +117,28 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	private static final String APPEND = """
 			INSERT INTO {changelog} (state_id, version, operation, document, deleted, fencing, idempotency_key,
 			                         idempotency_fingerprint, claim_id, parent, created, writer, written_by,
-			                         restored_from)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+			                         restored_from, slot)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
 
 	/**
-	 * What decides the claims of a batch: per version claimed, its claims in commit order; the
-	 * winner each next version names as its parent; and the materialized version with its identity.
+	 * What decides the claims of a batch: per slot claimed, its claims in commit order; the winner
+	 * of each version claimed, as the claims of the slot after it name their parent; and the
+	 * materialized version with its identity. ({@code number} is the slot, the version named, and
+	 * the version.)
 	 */
 	private static final String VERDICTS = """
-			SELECT state_id, version, argMin(claim_id, {order}) AS claim, argMin(written_at, {order}) AS claimed_at,
-			       groupArray(claim_id) AS claims, 'first' AS source
+			SELECT state_id, slot AS number, slot, argMin(claim_id, {order}) AS claim,
+			       argMin(written_at, {order}) AS claimed_at, groupArray(claim_id) AS claims, 'first' AS source
 			FROM {changelog}
-			WHERE (state_id, version) IN (:keys) AND {tail}
-			GROUP BY state_id, version
+			WHERE (state_id, slot) IN (:keys) AND {tail}
+			GROUP BY state_id, slot
 			UNION ALL
-			SELECT state_id, version - 1, any(parent), now64(3), [], 'named'
+			SELECT state_id, slot - 1, slot, any(parent), now64(3), [], 'named'
 			FROM {changelog}
-			WHERE (state_id, version) IN (:nextKeys) AND {tail}
-			GROUP BY state_id, version
+			WHERE (state_id, slot) IN (:nextKeys) AND {tail}
+			GROUP BY state_id, slot
 			UNION ALL
-			SELECT state_id, version, claim_id, updated_at, [parent], 'state'
+			SELECT state_id, version, slot, claim_id, updated_at, [parent], 'state'
 			FROM {state} FINAL
 			WHERE state_id IN (:ids)""";
 
@@ -140,23 +146,23 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	private static final String WRITTEN = """
 			SELECT claim_id, written_at
 			FROM {changelog}
-			WHERE (state_id, version) IN (:keys) AND claim_id IN (:claims)""";
+			WHERE (state_id, slot) IN (:keys) AND claim_id IN (:claims)""";
 
 	private static final String LIST = """
-			SELECT state_id, argMax(version, (version, source)) AS newest,
-			       argMax(deleted, (version, source)) AS is_deleted,
-			       argMax(size, (version, source)) AS size_bytes,
-			       argMax(updated_at, (version, source)) AS updated
+			SELECT state_id, argMax(version, (slot, source)) AS newest,
+			       argMax(deleted, (slot, source)) AS is_deleted,
+			       argMax(size, (slot, source)) AS size_bytes,
+			       argMax(updated_at, (slot, source)) AS updated
 			FROM (
-			    SELECT state_id, version, argMin(deleted, {order}) AS deleted,
+			    SELECT state_id, slot, argMin(version, {order}) AS version, argMin(deleted, {order}) AS deleted,
 			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
 			           0 AS source
 			    FROM {changelog}
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail} AND {held}
-			    GROUP BY state_id, version
+			    GROUP BY state_id, slot
 			    UNION ALL
-			    SELECT state_id, version, deleted, length(document), updated_at, 1
+			    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
 			    FROM {state} FINAL
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 			      AND arrayExists(p -> state_id LIKE p, [:visible])
@@ -168,26 +174,26 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/**
 	 * {@link #LIST} without the arbiter, for when it cannot be asked: every tail row counts, and
-	 * {@code undecided} says that an id's tail holds a version newer than its materialized one —
+	 * {@code undecided} says that an id's tail holds a claim of a slot after its materialized one —
 	 * such an id is listed even when that version deletes it, as only the arbiter can tell whether
 	 * it won.
 	 */
 	private static final String LIST_MATERIALIZED = """
-			SELECT state_id, argMax(version, (version, source)) AS newest,
-			       argMax(deleted, (version, source)) AS is_deleted,
-			       argMax(size, (version, source)) AS size_bytes,
-			       argMax(updated_at, (version, source)) AS updated,
-			       maxIf(version, source = 0) > maxIf(version, source = 1) AS undecided
+			SELECT state_id, argMax(version, (slot, source)) AS newest,
+			       argMax(deleted, (slot, source)) AS is_deleted,
+			       argMax(size, (slot, source)) AS size_bytes,
+			       argMax(updated_at, (slot, source)) AS updated,
+			       maxIf(slot, source = 0) > maxIf(slot, source = 1) AS undecided
 			FROM (
-			    SELECT state_id, version, argMin(deleted, {order}) AS deleted,
+			    SELECT state_id, slot, argMin(version, {order}) AS version, argMin(deleted, {order}) AS deleted,
 			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
 			           0 AS source
 			    FROM {changelog}
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail}
-			    GROUP BY state_id, version
+			    GROUP BY state_id, slot
 			    UNION ALL
-			    SELECT state_id, version, deleted, length(document), updated_at, 1
+			    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
 			    FROM {state} FINAL
 			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 			      AND arrayExists(p -> state_id LIKE p, [:visible])
@@ -202,13 +208,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * row; {@code held} says which of the rows newer than the state row may be the newest.
 	 */
 	private static final String VERSION = """
-			SELECT version, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
+			SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
 			       written_at AS updated_at, {operation} AS operation, restored_from, 0 AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id = :id AND version >= :version AND {retained}
 			UNION ALL
-			SELECT version, claim_id, parent, deleted, document, fencing, updated_at, {operation}, restored_from, 0,
+			SELECT version, slot, claim_id, parent, deleted, document, fencing, updated_at, {operation}, restored_from, 0,
 			       written_by, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id = :id""";
@@ -218,13 +224,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * where {@code {body}} gives them (none for a history: their sizes).
 	 */
 	private static final String HISTORIES = """
-			SELECT state_id, version, claim_id, parent, deleted, {body} AS body, fencing, written_at AS updated_at,
+			SELECT state_id, version, slot, claim_id, parent, deleted, {body} AS body, fencing, written_at AS updated_at,
 			       {operation} AS operation, restored_from, length(document) AS size_bytes, written_by,
 			       _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, {held} AS held
 			FROM {changelog}
 			WHERE state_id IN (:ids) AND {retained}
 			UNION ALL
-			SELECT state_id, version, claim_id, parent, deleted, {body}, fencing, updated_at, {operation}, restored_from,
+			SELECT state_id, version, slot, claim_id, parent, deleted, {body}, fencing, updated_at, {operation}, restored_from,
 			       length(document), written_by, 0, 0, 1, 1
 			FROM {state} FINAL
 			WHERE state_id IN (:ids)""";
@@ -235,22 +241,22 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	/** The documents of the versions asked for. */
 	private static final String WANTED_DOCUMENTS = "if((state_id, version) IN (:wanted), document, '')";
 
-	/** As {@link #UNMATERIALIZED}, of many ids: each id's materialized version is looked up in one map. */
+	/** As {@link #UNMATERIALIZED}, of many ids: each id's materialized slot is looked up in one map. */
 	private static final String UNMATERIALIZED_OF_IDS = """
 			state_id IN (:ids) AND {retained}
-			AND version > (SELECT maxMap(map(state_id, version)) FROM {state} WHERE state_id IN (:ids))[state_id]""";
+			AND slot > (SELECT maxMap(map(state_id, slot)) FROM {state} WHERE state_id IN (:ids))[state_id]""";
 
-	/** The rows of an id that may be newer than its materialized version. */
+	/** The rows of an id that may be newer than its materialized version: claims of later slots. */
 	private static final String UNMATERIALIZED = """
 			state_id = :id AND {retained}
-			AND version > (SELECT max(version) FROM {state} WHERE state_id = :id)""";
+			AND slot > (SELECT max(slot) FROM {state} WHERE state_id = :id)""";
 
 	/**
 	 * The feed: claims after a cursor in its order ({@link FeedCursor}); the parts or segments
 	 * that cannot hold them are pruned first.
 	 */
 	private static final String CHANGES = """
-			SELECT state_id, version, claim_id, {operation} AS operation, length(document) AS size_bytes,
+			SELECT state_id, version, slot, claim_id, {operation} AS operation, length(document) AS size_bytes,
 			       written_at, written_by, {position} AS row_position, _block_number AS row_block,
 			       _block_offset AS row_offset
 			FROM {changelog}
@@ -501,7 +507,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		String id = rs.getString("state_id");
 		StoredState state = new StoredState(id, ((Number) row[0]).longValue(), bool(row[1]), (String) row[2],
 				((Number) row[3]).longValue(), ((ZonedDateTime) row[4]).toInstant());
-		return new Head(state, uuid(row[5]), uuid(row[6]));
+		return new Head(state, uuid(row[5]), uuid(row[6]), ((Number) row[7]).longValue());
 	}
 
 	@Override
@@ -513,7 +519,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		Map<String, List<Row>> rows = new HashMap<>();
 		List<Row> keyed = new ArrayList<>();
 		this.jdbc.sql(this.replays).param("keys", triples).param("ids", ids).query((rs, n) -> {
-			Row row = new Row(rs.getString("state_id"), rs.getLong("version"), uuid(rs, "claim_id"), uuid(rs, "parent"),
+			Row row = new Row(rs.getString("state_id"), rs.getLong("version"), rs.getLong("slot"), uuid(rs, "claim_id"),
+					uuid(rs, "parent"),
 					rs.getBoolean("keyed") ? storedState(rs) : null, rs.getString("written_by"),
 					rs.getString("idempotency_key"), rs.getString("idempotency_fingerprint"), rs.getBoolean("created"));
 			rows.computeIfAbsent(row.id(), (id) -> new ArrayList<>()).add(row);
@@ -549,43 +556,56 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			rows.add(new Object[] { claim.id(), claim.version(), change.operation().stored(), change.document(),
 					change.deleted(), change.fencing(), (idempotency != null) ? idempotency.key() : "",
 					(idempotency != null) ? idempotency.fingerprint() : "", claim.claimId(), claim.parent(),
-					claim.created(), this.writer, change.writtenBy(), change.restoredFrom() });
+					claim.created(), this.writer, change.writtenBy(), change.restoredFrom(), claim.slot() });
 		}
 		this.jdbcTemplate.batchUpdate(this.append, rows);
 	}
 
 	@Override
 	public Map<VersionClaim, Verdict> verdicts(List<VersionClaim> claims, long fromPosition) {
-		Decided decided = decided(claims.stream().map(VersionClaim::key).toList(), fromPosition);
+		Decided decided = decided(claims.stream().map(VersionClaim::key).toList(),
+				claims.stream().map(ClickHouseChangelogRepository::versionKey).toList(), fromPosition);
 		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
 		for (VersionClaim claim : claims) {
 			verdicts.put(claim, Verdicts.byCommitOrder(claim, decided.firsts().get(claim.key()),
-					decided.named().get(claim.key()), decided.materialized().get(claim.id())));
+					decided.named().get(versionKey(claim)), decided.materialized().get(claim.id())));
 		}
 		return verdicts;
 	}
 
 	@Override
-	public Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys) {
+	public Set<UUID> won(Collection<FeedRow> rows) {
+		List<ClaimKey> keys = rows.stream().map(FeedRow::key).distinct().toList();
 		// Everything retained counts here, not only the tail: a feed follows from old cursors too.
-		Decided decided = decided(keys, 0);
+		Decided decided = decided(keys, rows.stream().map((row) -> versionKey(row.event())).distinct().toList(), 0);
 		Map<ClaimKey, UUID> recorded = this.arbiter.recorded(StateClaimSpace.NAME, keys);
-		Map<ClaimKey, UUID> winners = new HashMap<>();
-		for (ClaimKey key : keys) {
-			UUID winner = Verdicts.winner(key.number(), recorded.get(key), decided.firsts().get(key),
-					decided.named().get(key), decided.materialized().get(key.id()), this.tail == Tail.BLOCKS);
-			if (winner != null) {
-				winners.put(key, winner);
+		Set<UUID> won = new HashSet<>();
+		for (FeedRow row : rows) {
+			if (Verdicts.won(row.claimId(), row.event().version(), row.slot(), recorded.get(row.key()),
+					decided.firsts().get(row.key()), decided.named().get(versionKey(row.event())),
+					decided.materialized().get(row.event().id()), this.tail == Tail.BLOCKS)) {
+				won.add(row.claimId());
 			}
 		}
-		return winners;
+		return won;
 	}
 
-	/** What {@link #VERDICTS} tells of these versions. */
-	private Decided decided(Collection<ClaimKey> versions, long fromPosition) {
-		List<Object[]> keys = versions.stream().map((key) -> new Object[] { key.id(), key.number() }).toList();
+	private static ClaimKey versionKey(VersionClaim claim) {
+		return new ClaimKey(claim.id(), claim.version());
+	}
+
+	private static ClaimKey versionKey(ChangeEvent event) {
+		return new ClaimKey(event.id(), event.version());
+	}
+
+	/**
+	 * What {@link #VERDICTS} tells of these slots and versions ({@link ClaimKey}s of both kinds):
+	 * the claims of each slot, and the winner of each version.
+	 */
+	private Decided decided(Collection<ClaimKey> slots, Collection<ClaimKey> versions, long fromPosition) {
+		List<Object[]> keys = slots.stream().map((key) -> new Object[] { key.id(), key.number() }).toList();
 		List<Object[]> nextKeys = versions.stream().map((key) -> new Object[] { key.id(), key.number() + 1 }).toList();
-		List<String> ids = versions.stream().map(ClaimKey::id).distinct().toList();
+		List<String> ids = slots.stream().map(ClaimKey::id).distinct().toList();
 		Decided decided = new Decided(new HashMap<>(), new HashMap<>(), new HashMap<>());
 		this.jdbc.sql(this.verdicts)
 			.param("keys", keys)
@@ -593,13 +613,13 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.param("ids", ids)
 			.param("fromPosition", fromPosition)
 			.query((rs, n) -> {
-				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("version"));
+				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("number"));
 				UUID claim = uuid(rs, "claim");
 				switch (rs.getString("source")) {
-					case "first" -> decided.firsts().put(key, new Claimed(key.number(), claim,
+					case "first" -> decided.firsts().put(key, new Claimed(key.number(), rs.getLong("slot"), claim,
 							instant(rs, "claimed_at"), uuids(rs.getArray("claims").getArray())));
 					case "named" -> decided.named().put(key, claim);
-					default -> decided.materialized().put(key.id(), new Claimed(key.number(), claim,
+					default -> decided.materialized().put(key.id(), new Claimed(key.number(), rs.getLong("slot"), claim,
 							instant(rs, "claimed_at"), uuids(rs.getArray("claims").getArray())));
 				}
 				return null;
@@ -623,7 +643,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 						rs.getString("state_id"), rs.getLong("version"),
 						Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)),
 						writtenBy.isEmpty() ? null : writtenBy, instant(rs, "written_at"), rs.getLong("size_bytes")),
-						uuid(rs, "claim_id"));
+						uuid(rs, "claim_id"), rs.getLong("slot"));
 			})
 			.list();
 	}
@@ -642,7 +662,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		Map<UUID, Instant> written = new HashMap<>();
 		if (!won.isEmpty()) {
 			this.jdbc.sql(this.written)
-				.param("keys", won.stream().map((claim) -> new Object[] { claim.id(), claim.version() }).toList())
+				.param("keys", won.stream().map((claim) -> new Object[] { claim.id(), claim.slot() }).toList())
 				.param("claims", won.stream().map(VersionClaim::claimId).toList())
 				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))
 				.list();
@@ -715,6 +735,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
+	public boolean skipped(String id, long version) {
+		Retained retained = retained(this.version, this.versionMaterialized, id, version);
+		return retained != null && retained.lineage().skipped(version);
+	}
+
+	@Override
 	public List<VersionInfo> history(String id) {
 		return histories(List.of(id)).getOrDefault(id, List.of());
 	}
@@ -728,7 +754,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				if (retained.lineage().won(row.version(), row.claimId())) {
 					versions.putIfAbsent(row.version(), new VersionInfo(row.version(), row.operation(),
 							row.state().updatedAt(), row.sizeBytes(), row.writtenBy().isEmpty() ? null : row.writtenBy(),
-							(row.restoredFrom() > 0) ? row.restoredFrom() : null));
+							(row.restoredFrom() > 0) ? row.restoredFrom() : null, row.slot() == 1));
 				}
 			}
 			histories.put(id, versions.values().stream().sorted(Comparator.comparingLong(VersionInfo::version)).toList());
@@ -801,28 +827,28 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	/** Rows read without the arbiter serve only when none is newer than the id's materialized version. */
 	private static void requireMaterialized(List<HistoryRow> rows, DataAccessException failure) {
-		long materializedVersion = rows.stream()
+		long materializedSlot = rows.stream()
 			.filter(HistoryRow::materialized)
-			.mapToLong(HistoryRow::version)
+			.mapToLong(HistoryRow::slot)
 			.max()
 			.orElse(0);
-		if (rows.stream().anyMatch((row) -> !row.materialized() && row.version() > materializedVersion)) {
+		if (rows.stream().anyMatch((row) -> !row.materialized() && row.slot() > materializedSlot)) {
 			throw failure;
 		}
 	}
 
 	/** An id's rows with the lineage of their winners, from its newest; {@code null} if none holds. */
 	private static @Nullable Retained retained(List<HistoryRow> rows) {
-		// The newest: the highest version that holds; at equal versions the materialized row, else the
-		// first committed.
-		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::version)
+		// The newest: the highest slot that holds; at equal slots the materialized row, else the first
+		// committed.
+		Comparator<HistoryRow> newest = Comparator.comparingLong(HistoryRow::slot)
 			.thenComparing(HistoryRow::materialized)
 			.thenComparing(Comparator.comparingLong(HistoryRow::block).reversed())
 			.thenComparing(Comparator.comparingLong(HistoryRow::offset).reversed());
 		return rows.stream()
 			.filter(HistoryRow::held)
 			.max(newest)
-			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent()),
+			.map((head) -> new Retained(rows, new Lineage(new Head(head.state(), head.claimId(), head.parent(), head.slot()),
 					rows.stream().filter((row) -> !row.materialized()).toList())))
 			.orElse(null);
 	}
@@ -854,7 +880,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private static HistoryRow historyRow(String id, ResultSet rs) throws SQLException {
 		return new HistoryRow(new StoredState(id, rs.getLong("version"), rs.getBoolean("deleted"), rs.getString("body"),
-				rs.getLong("fencing"), instant(rs, "updated_at")), uuid(rs, "claim_id"), uuid(rs, "parent"),
+				rs.getLong("fencing"), instant(rs, "updated_at")), rs.getLong("slot"), uuid(rs, "claim_id"),
+				uuid(rs, "parent"),
 				Change.Operation.valueOf(rs.getString("operation").toUpperCase(Locale.ROOT)), rs.getLong("restored_from"),
 				rs.getLong("size_bytes"), rs.getString("written_by"), rs.getLong("block_number"),
 				rs.getLong("block_offset"), rs.getBoolean("materialized"), rs.getBoolean("held"));
@@ -892,8 +919,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	/** A changelog row read for a replay: {@code state} only where it carries a key. */
-	private record Row(String id, long version, UUID claimId, UUID parent, @Nullable StoredState state, String caller,
-			String key, String fingerprint, boolean created) implements Lineage.Link {
+	private record Row(String id, long version, long slot, UUID claimId, UUID parent, @Nullable StoredState state,
+			String caller, String key, String fingerprint, boolean created) implements Lineage.Link {
 	}
 
 	/**
@@ -901,7 +928,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	 * it may be the newest (the arbiter names it the winner of its version, or it is not newer than
 	 * the materialized version, where the lineage decides).
 	 */
-	private record HistoryRow(StoredState state, UUID claimId, UUID parent, Change.Operation operation,
+	private record HistoryRow(StoredState state, long slot, UUID claimId, UUID parent, Change.Operation operation,
 			long restoredFrom, long sizeBytes, String writtenBy, long block, long offset, boolean materialized,
 			boolean held) implements Lineage.Link {
 
@@ -916,8 +943,9 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	/**
-	 * What the changelog tells of some versions: the first committed claim of each, the winner
-	 * each next version names, and the materialized version of each id.
+	 * What the changelog tells of some slots and versions: the first committed claim of each slot,
+	 * the winner of each version as the next slot's claims name it, and the materialized version of
+	 * each id.
 	 */
 	private record Decided(Map<ClaimKey, Claimed> firsts, Map<ClaimKey, UUID> named,
 			Map<String, Claimed> materialized) {

@@ -31,42 +31,42 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			SELECT toUInt64(toUnixTimestamp64Milli(now64(3)) - :windowMillis)""";
 
 	/**
-	 * The keys whose last claim was committed in {@code (fromPosition, toPosition]} and whose version is
-	 * materialized: a key goes once every row that claims it is that old (the winner may have
-	 * committed after a loser), and never before the state table holds its version or a later one
+	 * The keys (slots) whose last claim was committed in {@code (fromPosition, toPosition]} and whose
+	 * winner is materialized: a key goes once every row that claims it is that old (the winner may
+	 * have committed after a loser), and never before the state table holds its slot or a later one
 	 * (a claim recorded late, after the cut passed its row, keeps its key until a read folds it).
 	 */
 	private static final String CLAIMED = """
-			SELECT state_id, version
+			SELECT state_id, slot
 			FROM (
-			    SELECT state_id, version
+			    SELECT state_id, slot
 			    FROM {changelog}
-			    WHERE (state_id, version) IN (SELECT state_id, version FROM {changelog} WHERE {range})
-			    GROUP BY state_id, version
+			    WHERE (state_id, slot) IN (SELECT state_id, slot FROM {changelog} WHERE {range})
+			    GROUP BY state_id, slot
 			    HAVING max({position}) <= :toPosition
 			) AS c
 			INNER JOIN (
-			    SELECT state_id, max(version) AS materialized
+			    SELECT state_id, max(slot) AS materialized
 			    FROM {state}
 			    WHERE state_id IN (SELECT state_id FROM {changelog} WHERE {range})
 			    GROUP BY state_id
 			) AS m USING state_id
-			WHERE c.version <= m.materialized""";
+			WHERE c.slot <= m.materialized""";
 
 	/**
 	 * Folds the changes committed in {@code (fromPosition, toPosition]} into the state table: per id
-	 * the newest version (its winning claim), unless the state already holds it or a newer one —
+	 * the newest version (the winning claim of its highest slot), unless the state already holds it or a newer one —
 	 * so a rerun after a crash, or a second materializer, adds nothing new.
 	 */
 	private static final String MATERIALIZE = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
-			                     written_by, restored_from)
-			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10
+			                     written_by, restored_from, slot)
+			SELECT n.state_id, n.w.1, n.w.2, n.w.3, n.w.4, n.w.5, n.w.6, n.w.7, n.w.8, n.w.9, n.w.10, n.w.11
 			FROM (
 			    SELECT state_id,
 			           argMax((version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
-			                   restored_from),
-			                  (version, -toInt64(_block_number), -toInt64(_block_offset))) AS w
+			                   restored_from, slot),
+			                  (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS w
 			    FROM {changelog}
 			    WHERE {range} AND {held}
 			    GROUP BY state_id
@@ -203,7 +203,7 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 		return this.jdbc.sql(this.claimed)
 			.param("fromPosition", fromPosition)
 			.param("toPosition", toPosition)
-			.query((rs, n) -> new ClaimKey(rs.getString("state_id"), rs.getLong("version")))
+			.query((rs, n) -> new ClaimKey(rs.getString("state_id"), rs.getLong("slot")))
 			.list();
 	}
 

@@ -8,6 +8,7 @@ import java.util.UUID;
  * @param state the version
  * @param claimId the claim that won it
  * @param parent the claim that won the version before ({@link VersionClaim#NONE} for a first version)
+ * @param slot the slot it won: one more than the version before
  */
-record Head(StoredState state, UUID claimId, UUID parent) {
+record Head(StoredState state, UUID claimId, UUID parent, long slot) {
 }

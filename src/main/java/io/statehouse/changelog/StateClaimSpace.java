@@ -12,7 +12,7 @@ import io.statehouse.claims.ReadBack;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Claims of state versions, for the arbiter: key {@code (id, version)}. By commit order the
+ * Claims of state versions, for the arbiter: key {@code (id, slot)}. By commit order the
  * changelog's read-back decides (by identity where it is known: the parent the next version
  * names, the materialized claim); once an arbiter of record names the holders, the winners' rows
  * say when they were written.

@@ -52,6 +52,11 @@ public class StateStore {
 		return this.repository.version(id, version);
 	}
 
+	/** Whether a version of an id was never written: an import carried a later one over it. */
+	public boolean skipped(String id, long version) {
+		return this.repository.skipped(id, version);
+	}
+
 	/** The versions of an id that the changelog retains, and the newest, oldest first. */
 	public List<VersionInfo> history(String id) {
 		return this.repository.history(id);

@@ -6,11 +6,12 @@ import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A changelog row that claims version {@code version} of {@code id}. Several writers (threads,
- * service instances) may claim the same version; the first to commit wins it.
+ * A changelog row that claims slot {@code slot} of {@code id} for version {@code version}. Several
+ * writers (threads, service instances) may claim the same slot; the first to commit wins it.
  *
  * @param id the state id
- * @param version the version claimed: the newest seen plus one
+ * @param version the version it writes: its slot, or a later one an import carries over
+ * @param slot what it competes for: the newest version seen plus one
  * @param change what it writes
  * @param claimId tells this claim apart from every other
  * @param parent the claim that won the version this one replaces (the nil UUID for none): every
@@ -19,15 +20,15 @@ import org.jspecify.annotations.Nullable;
  * @param idempotency the client's key for retries and its request's fingerprint, if any
  * @param created whether it creates the document
  */
-record VersionClaim(String id, long version, Change change, UUID claimId, UUID parent,
+record VersionClaim(String id, long version, long slot, Change change, UUID claimId, UUID parent,
 		@Nullable Idempotency idempotency, boolean created) {
 
 	/** The parent of a first version. */
 	static final UUID NONE = new UUID(0, 0);
 
-	/** What it competes for: its version of its id. */
+	/** What it competes for: its slot of its id. */
 	ClaimKey key() {
-		return new ClaimKey(this.id, this.version);
+		return new ClaimKey(this.id, this.slot);
 	}
 
 }

@@ -34,9 +34,9 @@ record PointInTime(@Nullable VersionInfo then, VersionInfo oldest) {
 		return new PointInTime(then, versions.get(0));
 	}
 
-	/** The version it had then is no longer retained: history starts after it, and not at version 1. */
+	/** The version it had then is no longer retained: history starts after it, and not at the first. */
 	boolean gone() {
-		return this.then == null && this.oldest.version() > 1;
+		return this.then == null && !this.oldest.first();
 	}
 
 	/** A document existed then: {@link #then} is neither absent nor a deletion. */

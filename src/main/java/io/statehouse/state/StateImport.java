@@ -39,7 +39,9 @@ import org.springframework.stereotype.Service;
  * An export ({@link ExportFormat}) written into this service's states: each id made what the
  * export says (its last line: the newest version, or with history the newest retained one) as
  * {@link ImportDecision} decides — nothing when it already is, so an import repeated writes
- * nothing, and never over a state changed after the export was made unless told to.
+ * nothing, and never over a state changed after the export was made unless told to. A write
+ * keeps the export's version where that is after the version it replaces (skipping the numbers
+ * between; see {@link io.statehouse.changelog.Change#carrying}), else it is the next.
  *
  * <p>The whole body is read and checked first, into a file, so that a body with any bad line is
  * refused (400) with nothing written, at any size and in bounded memory. Then ids are written a
@@ -262,8 +264,8 @@ class StateImport {
 		ImportDecision decision = ImportDecision.of(wanted.document(), current, asOf, overwriteNewer);
 		return switch (decision) {
 			case UNCHANGED, NEWER -> throw new NotWrittenException(decision, current);
-			case DELETE -> Change.delete(0, caller.name());
-			case CREATE, REPLACE -> Change.put(wanted.document(), 0, caller.name());
+			case DELETE -> Change.delete(0, caller.name()).carrying(wanted.version());
+			case CREATE, REPLACE -> Change.put(wanted.document(), 0, caller.name()).carrying(wanted.version());
 		};
 	}
 

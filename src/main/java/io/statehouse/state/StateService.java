@@ -65,13 +65,14 @@ class StateService {
 
 	/**
 	 * A given version, while the changelog retains it.
-	 * @throws StateNotFoundException for an unknown id or a version never written
+	 * @throws StateNotFoundException for an unknown id or a version never written (after the
+	 * newest, or skipped by a version an import carried over)
 	 * @throws VersionGoneException for a version that truncation removed
 	 */
 	StoredState get(String id, long version) {
 		StoredState state = this.store.version(id, version).orElseThrow(() -> {
 			long newest = this.store.newest(id).map(StoredState::version).orElse(0L);
-			return (version < newest) ? new VersionGoneException(id, version)
+			return (version < newest && !this.store.skipped(id, version)) ? new VersionGoneException(id, version)
 					: StateNotFoundException.forVersion(id, version);
 		});
 		if (state.deleted()) {

@@ -83,8 +83,9 @@ class StateTransferController {
 					+ "written when it differs, left alone when it is the same (so an import repeated writes "
 					+ "nothing), and refused (`NEWER`, kept) when it changed after the export was made — the later "
 					+ "of `exportedAt` and the line's `updatedAt` — unless `overwriteNewer`, or held by a live lease "
-					+ "(`HELD`, kept) unless `force`. Versions are this "
-					+ "service's own: an imported state gets its next version. The whole body is checked before "
+					+ "(`HELD`, kept) unless `force`. A state written gets the export's version (its ETag "
+					+ "survives the move), or its next one where it is already as far; versions from 1 to "
+					+ "2^53 - 1 are carried. The whole body is checked before "
 					+ "anything is written: one bad line and nothing is. " + FORMAT_DOC,
 			requestBody = @RequestBody(description = "An export", required = true,
 					content = @Content(mediaType = ExportFormat.MEDIA_TYPE, schema = @Schema(type = "string"))))

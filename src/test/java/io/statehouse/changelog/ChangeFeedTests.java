@@ -16,7 +16,7 @@ class ChangeFeedTests {
 
 	private static FeedRow row(long position, long offset) {
 		return new FeedRow(new ChangeEvent(new FeedCursor(position, position, offset), "a", 1, Change.Operation.PUT,
-				null, Instant.EPOCH, 2), UUID.randomUUID());
+				null, Instant.EPOCH, 2), UUID.randomUUID(), 1);
 	}
 
 	private static List<String> cursors(List<FeedRow> rows) {

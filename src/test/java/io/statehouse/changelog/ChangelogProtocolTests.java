@@ -106,7 +106,7 @@ class ChangelogProtocolTests {
 				"If-Match: \"1\"");
 		this.repository.afterAppend = (claims) -> {
 			VersionClaim winner = claims.get(0);
-			this.repository.appendDirectly(List.of(new VersionClaim(id, winner.version(), Change.put(refused, 0, caller),
+			this.repository.appendDirectly(List.of(new VersionClaim(id, winner.version(), winner.slot(), Change.put(refused, 0, caller),
 					UUID.randomUUID(), winner.parent(), refusedKey, false)));
 		};
 		assertThat(this.client.put("/states/" + id, "{\"v\":2}", "If-Match", "\"1\"").status()).isEqualTo(200);
@@ -143,7 +143,7 @@ class ChangelogProtocolTests {
 				// Another writer's claim of the same version commits first and is materialized;
 				// then its part grows older than the retention.
 				VersionClaim mine = claims.get(0);
-				this.repository.appendDirectly(List.of(new VersionClaim(id, mine.version(), Change.put("{\"other\":2}", 0, "test"),
+				this.repository.appendDirectly(List.of(new VersionClaim(id, mine.version(), mine.slot(), Change.put("{\"other\":2}", 0, "test"),
 						UUID.randomUUID(), mine.parent(), null, false)));
 				this.materializer.run();
 				// Part times are whole seconds: "older than 1 s" can take up to 2 s.

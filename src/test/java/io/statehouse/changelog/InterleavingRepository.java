@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -111,6 +112,11 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
+	public boolean skipped(String id, long version) {
+		return this.delegate.skipped(id, version);
+	}
+
+	@Override
 	public List<VersionInfo> history(String id) {
 		return this.delegate.history(id);
 	}
@@ -136,8 +142,8 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<ClaimKey, UUID> winners(Collection<ClaimKey> keys) {
-		return this.delegate.winners(keys);
+	public Set<UUID> won(Collection<FeedRow> rows) {
+		return this.delegate.won(rows);
 	}
 
 	/** Puts the seams in front of the application's repositories. */

@@ -64,16 +64,40 @@ class LineageTests {
 		assertThat(lineage.winner(0)).isNull();
 	}
 
+	@Test
+	void aVersionCarriedOverIsReachedAcrossTheNumbersItSkippedAndTheOrdinaryRivalOfItsSlotIsNot() {
+		// An import wrote version 42 in slot 2 (after version 1); an ordinary write of version 2
+		// claimed the same slot and lost; version 43 followed the import's.
+		UUID carried = UUID.randomUUID();
+		Lineage lineage = new Lineage(new Head(new StoredState("id", 43, false, "{}", 0, Instant.EPOCH), this.v3,
+				carried, 43), List.of(row(1, 1, this.v1, NONE), row(2, 2, this.v2Loser, this.v1),
+						row(42, 2, carried, this.v1)));
+		assertThat(lineage.won(42, carried)).isTrue();
+		assertThat(lineage.won(1, this.v1)).as("the walk goes on below the skipped numbers").isTrue();
+		assertThat(lineage.won(2, this.v2Loser)).isFalse();
+		assertThat(lineage.winner(2)).as("no version 2 won").isNull();
+		assertThat(lineage.winner(41)).isNull();
+	}
+
 	private static Head head(long version, UUID claimId, UUID parent) {
-		return new Head(new StoredState("id", version, false, "{}", 0, Instant.EPOCH), claimId, parent);
+		return new Head(new StoredState("id", version, false, "{}", 0, Instant.EPOCH), claimId, parent, version);
 	}
 
 	private static Lineage.Link row(long version, UUID claimId, UUID parent) {
+		return row(version, version, claimId, parent);
+	}
+
+	private static Lineage.Link row(long version, long slot, UUID claimId, UUID parent) {
 		return new Lineage.Link() {
 
 			@Override
 			public long version() {
 				return version;
+			}
+
+			@Override
+			public long slot() {
+				return slot;
 			}
 
 			@Override

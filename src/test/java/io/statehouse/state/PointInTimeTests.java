@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PointInTimeTests {
 
 	/**
-	 * @param history the retained versions, oldest first: {@code version:operation:second written}
+	 * @param history the retained versions, oldest first: {@code version:operation:second written[:first]}
 	 * @param at the second asked about
 	 * @param then the version it had then (0: none)
 	 */
@@ -36,14 +36,19 @@ class PointInTimeTests {
 			1:PUT:10 2:PUT:30 3:PUT:20    | 25 | 1 | false | true
 			1:PUT:10 2:PUT:30 3:PUT:20    | 30 | 3 | false | true
 			1:PUT:10 2:FENCE:20           | 20 | 2 | false | true
+			42:PUT:10:first 43:PUT:20     | 5  | 0 | false | false
+			42:PUT:10 43:PUT:20           | 5  | 0 | true  | false
 			""")
 	void theNewestVersionWrittenByThenWithEveryVersionBeforeIt(String history, long at, long then, boolean gone,
 			boolean existed) {
 		List<VersionInfo> versions = new ArrayList<>();
 		for (String entry : history.split(" ")) {
 			String[] parts = entry.split(":");
-			versions.add(new VersionInfo(Long.parseLong(parts[0]), Operation.valueOf(parts[1]),
-					Instant.ofEpochSecond(Long.parseLong(parts[2])), 1, "ci", null));
+			// A first version: 1, or one an import carried over (marked "first").
+			long version = Long.parseLong(parts[0]);
+			versions.add(new VersionInfo(version, Operation.valueOf(parts[1]),
+					Instant.ofEpochSecond(Long.parseLong(parts[2])), 1, "ci", null,
+					version == 1 || (parts.length > 3 && parts[3].equals("first"))));
 		}
 		PointInTime pointInTime = PointInTime.of(versions, Instant.ofEpochSecond(at));
 		assertThat((pointInTime.then() != null) ? pointInTime.then().version() : 0).isEqualTo(then);

@@ -168,6 +168,8 @@ class StateTransferTests {
 		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("{}}", "{\"a\":1,\"a\":2}}") + end,
 				"line 3: The line is not valid JSON");
 		assertRefused(header + good + good.replace("xfer-bad:first", "bad\\u0000z") + end, "line 3: id:");
+		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("\"version\":1",
+				"\"version\":9007199254740992") + end, "line 3: version: must be a whole number from 1 to 9007199254740991");
 		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z") + "{\"end\":true,\"lines\":3}\n",
 				"the end line counts 3 lines of states, the file has 2");
 		assertRefused(header + good + end.replace("2", "1") + good, "nothing may follow the end line");
