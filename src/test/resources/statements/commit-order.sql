@@ -310,6 +310,21 @@ LIMIT 1 WITH TIES;
 
 SELECT max(_block_number) FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition;
 
+SELECT max(state_id) AS up_to, count() AS ids
+FROM (
+    SELECT state_id
+    FROM (
+        SELECT DISTINCT state_id FROM `statehouse`.`state` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND arrayExists(p -> state_id LIKE p, [:visible]) ORDER BY state_id LIMIT :limit
+        UNION ALL
+        SELECT DISTINCT state_id FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition ORDER BY state_id LIMIT :limit
+    )
+    GROUP BY state_id
+    ORDER BY state_id
+    LIMIT :limit
+);
+
 SELECT maxIf(value, key = 'materialized') AS cut,
        maxIf(recorded_at, key = 'materialized') AS cut_recorded_at,
        maxIf(value, key = 'materialized' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
@@ -360,13 +375,13 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
     GROUP BY state_id, slot
     UNION ALL
     SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible])
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo
 )
 GROUP BY state_id
 HAVING NOT is_deleted OR :withDeleted
@@ -385,13 +400,13 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
     GROUP BY state_id, slot
     UNION ALL
     SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible])
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo
 )
 GROUP BY state_id
 HAVING NOT is_deleted OR undecided

@@ -350,6 +350,21 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT max(slot) FROM `statehouse`.`lock_latest` WHERE lock_id = :id;
 
+SELECT max(state_id) AS up_to, count() AS ids
+FROM (
+    SELECT state_id
+    FROM (
+        SELECT DISTINCT state_id FROM `statehouse`.`state` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND arrayExists(p -> state_id LIKE p, [:visible]) ORDER BY state_id LIMIT :limit
+        UNION ALL
+        SELECT DISTINCT state_id FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) ORDER BY state_id LIMIT :limit
+    )
+    GROUP BY state_id
+    ORDER BY state_id
+    LIMIT :limit
+);
+
 SELECT maxIf(value, key = 'materialized_at') AS cut,
        maxIf(recorded_at, key = 'materialized_at') AS cut_recorded_at,
        maxIf(value, key = 'materialized_at' AND recorded_at <= now64(3) - toIntervalMillisecond(:graceMillis))
@@ -407,20 +422,20 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
 WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
     SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
     FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id)))
     GROUP BY state_id, slot
     UNION ALL
     SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible])
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo
 )
 GROUP BY state_id
 HAVING NOT is_deleted OR :withDeleted
@@ -439,13 +454,13 @@ FROM (
            0 AS source
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible]) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id, slot
     UNION ALL
     SELECT state_id, slot, version, deleted, length(document), updated_at, 1
     FROM `statehouse`.`state` FINAL
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-      AND arrayExists(p -> state_id LIKE p, [:visible])
+AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo
 )
 GROUP BY state_id
 HAVING NOT is_deleted OR undecided

@@ -148,6 +148,34 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			FROM {changelog}
 			WHERE (state_id, slot) IN (:keys) AND claim_id IN (:claims)""";
 
+	/** The ids a listing looks at: after its cursor, those the caller may see that match. */
+	private static final String LISTED = """
+			startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
+			AND arrayExists(p -> state_id LIKE p, [:visible])""";
+
+	/** The ids of one page of a listing: as {@link #LISTED}, up to the {@link #PAGE_END}. */
+	private static final String PAGE = LISTED + " AND state_id <= :upTo";
+
+	/**
+	 * Where a page of a listing ends: its {@code :limit}th id ever written (in either table, as
+	 * both are ordered by id, each read only that far), and how many ids it holds — fewer than
+	 * {@code :limit} on the last page. A page aggregates only the ids up to it, so its cost does
+	 * not grow with the ids after it.
+	 */
+	private static final String PAGE_END = """
+			SELECT max(state_id) AS up_to, count() AS ids
+			FROM (
+			    SELECT state_id
+			    FROM (
+			        SELECT DISTINCT state_id FROM {state} WHERE {listed} ORDER BY state_id LIMIT :limit
+			        UNION ALL
+			        SELECT DISTINCT state_id FROM {changelog} WHERE {listed} AND {tail} ORDER BY state_id LIMIT :limit
+			    )
+			    GROUP BY state_id
+			    ORDER BY state_id
+			    LIMIT :limit
+			)""";
+
 	private static final String LIST = """
 			SELECT state_id, argMax(version, (slot, source)) AS newest,
 			       argMax(deleted, (slot, source)) AS is_deleted,
@@ -158,14 +186,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
 			           0 AS source
 			    FROM {changelog}
-			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail} AND {held}
+			    WHERE {page} AND {tail} AND {held}
 			    GROUP BY state_id, slot
 			    UNION ALL
 			    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
 			    FROM {state} FINAL
-			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND arrayExists(p -> state_id LIKE p, [:visible])
+			    WHERE {page}
 			)
 			GROUP BY state_id
 			HAVING NOT is_deleted OR :withDeleted
@@ -189,14 +215,12 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			           argMin(length(document), {order}) AS size, argMin(written_at, {order}) AS updated_at,
 			           0 AS source
 			    FROM {changelog}
-			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND arrayExists(p -> state_id LIKE p, [:visible]) AND {tail}
+			    WHERE {page} AND {tail}
 			    GROUP BY state_id, slot
 			    UNION ALL
 			    SELECT state_id, slot, version, deleted, length(document), updated_at, 1
 			    FROM {state} FINAL
-			    WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-			      AND arrayExists(p -> state_id LIKE p, [:visible])
+			    WHERE {page}
 			)
 			GROUP BY state_id
 			HAVING NOT is_deleted OR undecided
@@ -304,6 +328,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	private final String listMaterialized;
 
+	private final String pageEnd;
+
 	private final String versionMaterialized;
 
 	private final String historiesMaterialized;
@@ -343,10 +369,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		SettingsClause settings = arbiter.settings();
 		ClaimFilter newestHeld = ChangelogTables.held(arbiter, "state_id IN (:ids) AND {tail}");
 		this.newest = sql(settings.appendTo(NEWEST.replace("{held}", newestHeld.sql())));
-		ClaimFilter listedHeld = ChangelogTables.held(arbiter, """
-				startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-				AND {tail}""");
-		this.list = sql(settings.appendTo(LIST.replace("{held}", listedHeld.sql())));
+		ClaimFilter listedHeld = ChangelogTables.held(arbiter, PAGE + " AND {tail}");
+		this.list = sql(settings.appendTo(LIST.replace("{held}", listedHeld.sql()).replace("{page}", PAGE)));
 		ClaimFilter unmaterialized = ChangelogTables.held(arbiter, UNMATERIALIZED);
 		this.version = sql(
 				settings.appendTo("SELECT * FROM (" + VERSION.replace("{held}", unmaterialized.sql()) + ")"));
@@ -357,7 +381,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 		// The same reads without the arbiter, for an id with nothing newer than its materialized
 		// version while the arbiter cannot be asked.
 		this.materialized = sql(MATERIALIZED);
-		this.listMaterialized = sql(LIST_MATERIALIZED);
+		this.listMaterialized = sql(LIST_MATERIALIZED.replace("{page}", PAGE));
+		this.pageEnd = sql(PAGE_END.replace("{listed}", LISTED));
 		this.versionMaterialized = sql(VERSION.replace("{held}", "0"));
 		this.historiesMaterialized = sql(HISTORIES.replace("{held}", "0").replace("{body}", NO_DOCUMENTS));
 		this.historiesWithDocumentsMaterialized = sql(
@@ -695,29 +720,56 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	/**
-	 * A page of a listing.
+	 * A page of a listing: up to {@code limit} rows, fewer only on the last. Ids are read a page's
+	 * worth at a time ({@link #PAGE_END}); where some of them are not listed (deleted, or undecided),
+	 * the next ids are read until the page is full or the ids end.
 	 * @param failure the arbiter's, for a listing without it: thrown for an id it must decide
 	 * @param withDeleted whether ids whose newest version deletes them are listed too
 	 */
 	private List<StateSummary> list(String sql, @Nullable DataAccessException failure, String prefix,
 			String likePattern, List<String> visible, @Nullable String after, int limit, long fromPosition,
 			boolean withDeleted) {
-		return this.jdbc.sql(sql)
-			.param("withDeleted", withDeleted)
-			.param("prefix", prefix)
-			.param("pattern", likePattern)
-			.param("visible", visible)
-			.param("after", (after != null) ? after : "")
-			.param("fromPosition", fromPosition)
-			.param("limit", limit)
-			.query((rs, row) -> {
-				if (failure != null && rs.getBoolean("undecided")) {
-					throw failure;
-				}
-				return new StateSummary(rs.getString("state_id"), rs.getLong("newest"), instant(rs, "updated"),
-						rs.getLong("size_bytes"));
-			})
-			.list();
+		List<StateSummary> rows = new ArrayList<>();
+		String from = (after != null) ? after : "";
+		while (true) {
+			PageEnd end = this.jdbc.sql(this.pageEnd)
+				.param("prefix", prefix)
+				.param("pattern", likePattern)
+				.param("visible", visible)
+				.param("after", from)
+				.param("fromPosition", fromPosition)
+				.param("limit", limit)
+				.query((rs, row) -> new PageEnd(rs.getString("up_to"), rs.getLong("ids")))
+				.single();
+			if (end.ids() == 0) {
+				return rows;
+			}
+			rows.addAll(this.jdbc.sql(sql)
+				.param("withDeleted", withDeleted)
+				.param("prefix", prefix)
+				.param("pattern", likePattern)
+				.param("visible", visible)
+				.param("after", from)
+				.param("upTo", end.upTo())
+				.param("fromPosition", fromPosition)
+				.param("limit", limit - rows.size())
+				.query((rs, row) -> {
+					if (failure != null && rs.getBoolean("undecided")) {
+						throw failure;
+					}
+					return new StateSummary(rs.getString("state_id"), rs.getLong("newest"), instant(rs, "updated"),
+							rs.getLong("size_bytes"));
+				})
+				.list());
+			if (rows.size() >= limit || end.ids() < limit) {
+				return rows;
+			}
+			from = end.upTo();
+		}
+	}
+
+	/** Where a page of a listing ends, and how many ids it holds. */
+	private record PageEnd(String upTo, long ids) {
 	}
 
 	@Override

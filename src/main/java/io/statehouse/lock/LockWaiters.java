@@ -118,7 +118,8 @@ class LockWaiters implements SmartLifecycle, DisposableBean {
 			return thread;
 		});
 		long keepEvery = Math.max(1, placeLifetime.toMillis() / 3);
-		this.keeper.scheduleWithFixedDelay(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
+		// At a fixed rate: a slow keeping statement does not push the next one later as well.
+		this.keeper.scheduleAtFixedRate(this::keepPlaces, keepEvery, keepEvery, TimeUnit.MILLISECONDS);
 		// A thread of its own too: a slow engine delays the watch, never the places or the tries.
 		this.watcher = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "lock-watch");

@@ -396,6 +396,25 @@ class StateApiTests {
 	}
 
 	@Test
+	void aPageIsFullWhenTheIdsBeforeItsStatesWereDeleted() {
+		// A page reads ids a page's worth at a time: past runs of deleted ids it reads on.
+		for (char c = 'a'; c <= 'j'; c++) {
+			this.client.put("/states/gaps:" + c, "{}");
+		}
+		for (char c = 'a'; c <= 'h'; c++) {
+			if (c != 'd') {
+				this.client.delete("/states/gaps:" + c);
+			}
+		}
+		JsonNode first = this.client.get("/states?prefix=gaps:&limit=2").json();
+		assertThat(ids(first)).containsExactly("gaps:d", "gaps:i");
+		JsonNode second = this.client.get("/states?prefix=gaps:&limit=2&cursor=" + first.get("nextCursor").asString())
+			.json();
+		assertThat(ids(second)).containsExactly("gaps:j");
+		assertThat(second.get("nextCursor").isNull()).isTrue();
+	}
+
+	@Test
 	void deletesEveryStateMatchingAGlobAndCountsThem() {
 		for (int i = 0; i < 25; i++) {
 			this.client.put("/states/clear:dev:" + i, "{}");
