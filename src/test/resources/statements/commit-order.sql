@@ -165,12 +165,12 @@ FROM (
     GROUP BY state_id
 ) AS n
 LEFT ANY JOIN (
-    SELECT state_id, max(version) AS materialized
+    SELECT state_id, max(slot) AS materialized
     FROM `statehouse`.`state`
     WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition AND _block_number <= :toPosition)
     GROUP BY state_id
 ) AS m ON n.state_id = m.state_id
-WHERE n.w.1 > m.materialized;
+WHERE n.w.11 > m.materialized;
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
                      written_by, restored_from, slot)

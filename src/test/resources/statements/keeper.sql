@@ -200,12 +200,12 @@ WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimesta
     GROUP BY state_id
 ) AS n
 LEFT ANY JOIN (
-    SELECT state_id, max(version) AS materialized
+    SELECT state_id, max(slot) AS materialized
     FROM `statehouse`.`state`
     WHERE state_id IN (SELECT state_id FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition))
     GROUP BY state_id
 ) AS m ON n.state_id = m.state_id
-WHERE n.w.1 > m.materialized;
+WHERE n.w.11 > m.materialized;
 
 INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
                      written_by, restored_from, slot)

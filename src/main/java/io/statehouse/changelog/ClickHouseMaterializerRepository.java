@@ -55,8 +55,10 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 
 	/**
 	 * Folds the changes committed in {@code (fromPosition, toPosition]} into the state table: per id
-	 * the newest version (the winning claim of its highest slot), unless the state already holds it or a newer one —
-	 * so a rerun after a crash, or a second materializer, adds nothing new.
+	 * the first committed claim of its highest slot, unless the state already holds that slot or a
+	 * later one — so a rerun after a crash, or a second materializer, adds nothing new, and a claim
+	 * committed after its slot's winner was folded (one that lost, with a version an import
+	 * carried higher than the winner's) is never taken for a newer version.
 	 */
 	private static final String MATERIALIZE = """
 			INSERT INTO {state} (state_id, version, deleted, operation, document, fencing, updated_at, claim_id, parent,
@@ -72,12 +74,12 @@ class ClickHouseMaterializerRepository implements MaterializerRepository, Initia
 			    GROUP BY state_id
 			) AS n
 			LEFT ANY JOIN (
-			    SELECT state_id, max(version) AS materialized
+			    SELECT state_id, max(slot) AS materialized
 			    FROM {state}
 			    WHERE state_id IN (SELECT state_id FROM {changelog} WHERE {range})
 			    GROUP BY state_id
 			) AS m ON n.state_id = m.state_id
-			WHERE n.w.1 > m.materialized""";
+			WHERE n.w.11 > m.materialized""";
 
 	private static final String WATERMARK = """
 			SELECT maxIf(value, key = {cutKey}) AS cut,

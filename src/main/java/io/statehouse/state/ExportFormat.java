@@ -35,12 +35,6 @@ final class ExportFormat {
 
 	static final int VERSION = 1;
 
-	/**
-	 * The highest version an import carries over: versions stay exact in every JSON client
-	 * (2^53 - 1), and the versions after it can never overflow.
-	 */
-	static final long MAX_VERSION = (1L << 53) - 1;
-
 	/** A line holds a document and at most this much besides (an id of 255 characters, escaped, and the fields). */
 	static final int LINE_OVERHEAD_BYTES = 4096;
 
@@ -133,10 +127,8 @@ final class ExportFormat {
 				throw new InvalidRequestException("line " + number + ": id: " + Ids.DESCRIPTION);
 			}
 			JsonNode version = line.path("version");
-			if (!version.isIntegralNumber() || !version.canConvertToLong() || version.asLong() < 1
-					|| version.asLong() > MAX_VERSION) {
-				throw new InvalidRequestException("line " + number
-						+ ": version: must be a whole number from 1 to " + MAX_VERSION);
+			if (!version.isIntegralNumber() || !version.canConvertToLong() || version.asLong() < 1) {
+				throw new InvalidRequestException("line " + number + ": version: must be a whole number of at least 1");
 			}
 			JsonNode document = line.path("document");
 			if (document.isMissingNode()) {

@@ -51,6 +51,12 @@ import org.springframework.stereotype.Service;
 @Service
 class StateImport {
 
+	/**
+	 * The highest version an import carries over (2^62): a version written after it has 2^62 more
+	 * to go, so every version this service writes is one its imports read (any above it: the next).
+	 */
+	static final long MAX_CARRIED_VERSION = 1L << 62;
+
 	/** Ids read in one statement, and writes in flight at once with their documents' bytes. */
 	private static final int BATCH = 500;
 
@@ -264,9 +270,14 @@ class StateImport {
 		ImportDecision decision = ImportDecision.of(wanted.document(), current, asOf, overwriteNewer);
 		return switch (decision) {
 			case UNCHANGED, NEWER -> throw new NotWrittenException(decision, current);
-			case DELETE -> Change.delete(0, caller.name()).carrying(wanted.version());
-			case CREATE, REPLACE -> Change.put(wanted.document(), 0, caller.name()).carrying(wanted.version());
+			case DELETE -> Change.delete(0, caller.name()).carrying(carried(wanted));
+			case CREATE, REPLACE -> Change.put(wanted.document(), 0, caller.name()).carrying(carried(wanted));
 		};
+	}
+
+	/** The version a line's write carries over: its own, unless so high that later writes could overflow. */
+	private static long carried(StateLine wanted) {
+		return (wanted.version() <= MAX_CARRIED_VERSION) ? wanted.version() : 0;
 	}
 
 	/** The decision, made again at the write, left nothing to write. */

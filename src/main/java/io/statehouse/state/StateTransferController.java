@@ -84,8 +84,8 @@ class StateTransferController {
 					+ "nothing), and refused (`NEWER`, kept) when it changed after the export was made — the later "
 					+ "of `exportedAt` and the line's `updatedAt` — unless `overwriteNewer`, or held by a live lease "
 					+ "(`HELD`, kept) unless `force`. A state written gets the export's version (its ETag "
-					+ "survives the move), or its next one where it is already as far; versions from 1 to "
-					+ "2^53 - 1 are carried. The whole body is checked before "
+					+ "survives the move), or its next one where it is already as far (or the export's is above "
+					+ "2^62). The whole body is checked before "
 					+ "anything is written: one bad line and nothing is. " + FORMAT_DOC,
 			requestBody = @RequestBody(description = "An export", required = true,
 					content = @Content(mediaType = ExportFormat.MEDIA_TYPE, schema = @Schema(type = "string"))))

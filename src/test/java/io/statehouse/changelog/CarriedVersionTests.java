@@ -21,6 +21,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A version carried over by an import ({@link Change#carrying}) skips numbers but competes for the
@@ -77,6 +78,35 @@ class CarriedVersionTests {
 		Response next = this.client.put("/states/" + id, "{\"v\":43}", "If-Match", "\"42\"");
 		assertThat(next.status()).isEqualTo(200);
 		assertThat(next.version()).isEqualTo(43);
+	}
+
+	@Test
+	void aCarriedVersionThatLostItsSlotAfterTheWinnerWasMaterializedIsNeverMaterialized() throws Exception {
+		String id = "carried:folded-" + UUID.randomUUID();
+		this.client.put("/states/" + id, "{\"v\":1}");
+		AtomicBoolean interfered = new AtomicBoolean();
+		this.repository.beforeAppend = (claims) -> {
+			VersionClaim carried = claims.get(0);
+			if (carried.version() == 42 && interfered.compareAndSet(false, true)) {
+				// The ordinary write wins slot 2 and is materialized before the import's claim commits.
+				assertThat(rival(carried, "{\"ordinary\":2}").outcome()).isEqualTo(Verdict.Outcome.WON);
+				this.materializer.run();
+			}
+		};
+		// As an import does: decided again against the ordinary write, it is refused (newer).
+		assertThatThrownBy(() -> this.store.write(id, (current) -> {
+			if (current != null && current.version() > 1) {
+				throw new IllegalStateException("changed after the export");
+			}
+			return Change.put("{\"carried\":42}", 0, "import").carrying(42);
+		}, null, 14)).hasMessageContaining("changed after the export");
+		this.repository.reset();
+		// The losing claim of slot 2 is in the next cut, with a version above the materialized one.
+		this.materializer.run();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"ordinary\":2}");
+		assertThat(this.client.get("/states/" + id).version()).isEqualTo(2);
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L);
+		assertThat(this.client.put("/states/" + id, "{\"v\":3}").version()).isEqualTo(3);
 	}
 
 	@Test
