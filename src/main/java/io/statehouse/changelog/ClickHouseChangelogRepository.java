@@ -42,6 +42,9 @@ import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
  */
 class ClickHouseChangelogRepository implements ChangelogRepository {
 
+	/** The most ids a listing's pass reads on, however long the run of deleted ids it crosses. */
+	private static final int MAX_WINDOW = 65_536;
+
 	/**
 	 * The newest version per id. Highest slot first (a claim of a slot is made only once the slot
 	 * below is won, and a winner's version is the highest of every slot's up to its own); at equal
@@ -722,7 +725,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	/**
 	 * A page of a listing: up to {@code limit} rows, fewer only on the last. Ids are read a page's
 	 * worth at a time ({@link #PAGE_END}); where some of them are not listed (deleted, or undecided),
-	 * the next ids are read until the page is full or the ids end.
+	 * the next ids are read until the page is full or the ids end, twice as many each time, so a
+	 * run of K deleted ids costs a few passes (about log K), not K / limit.
 	 * @param failure the arbiter's, for a listing without it: thrown for an id it must decide
 	 * @param withDeleted whether ids whose newest version deletes them are listed too
 	 */
@@ -731,6 +735,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			boolean withDeleted) {
 		List<StateSummary> rows = new ArrayList<>();
 		String from = (after != null) ? after : "";
+		int window = limit;
 		while (true) {
 			PageEnd end = this.jdbc.sql(this.pageEnd)
 				.param("prefix", prefix)
@@ -738,7 +743,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				.param("visible", visible)
 				.param("after", from)
 				.param("fromPosition", fromPosition)
-				.param("limit", limit)
+				.param("limit", window)
 				.query((rs, row) -> new PageEnd(rs.getString("up_to"), rs.getLong("ids")))
 				.single();
 			if (end.ids() == 0) {
@@ -761,10 +766,11 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 							rs.getLong("size_bytes"));
 				})
 				.list());
-			if (rows.size() >= limit || end.ids() < limit) {
+			if (rows.size() >= limit || end.ids() < window) {
 				return rows;
 			}
 			from = end.upTo();
+			window = Math.max(limit, Math.min(window * 2, MAX_WINDOW));
 		}
 	}
 
