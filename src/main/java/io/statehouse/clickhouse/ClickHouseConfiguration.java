@@ -32,6 +32,9 @@ class ClickHouseConfiguration {
 	/** How often ClickHouse's own figures (parts, memory) are read for the meters. */
 	private static final Duration METERS_INTERVAL = Duration.ofSeconds(15);
 
+	/** The longest statement ClickHouse is asked to parse: a batch's ids written out, with room to spare. */
+	private static final long MAX_QUERY_BYTES = 64L << 20;
+
 	@Bean(destroyMethod = "close")
 	ClickHouseBackend clickHouseBackend(ClickHouseProperties properties) {
 		return ClickHouseBackend.of(properties);
@@ -56,6 +59,9 @@ class ClickHouseConfiguration {
 		// A 2xx must mean durable: never let the server buffer an INSERT and answer before the
 		// write (newer servers and ClickHouse Cloud default to asynchronous inserts).
 		config.addDataSourceProperty(DriverProperties.serverSetting("async_insert"), "0");
+		// A batch names its ids in the statement (up to 1,000 writes, or an export page of 10,000
+		// ids, each up to 255 characters): far more than the 256 KiB ClickHouse parses by default.
+		config.addDataSourceProperty(DriverProperties.serverSetting("max_query_size"), String.valueOf(MAX_QUERY_BYTES));
 		// Retry a request only when it never reached ClickHouse: a statement ClickHouse failed (a
 		// Keeper gone, a timeout) is the service's to answer, at once, not the driver's to repeat.
 		config.addDataSourceProperty("client_retry_on_failures", "NoHttpResponse,ConnectTimeout,ConnectionRequestTimeout");

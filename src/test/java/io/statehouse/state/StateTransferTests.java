@@ -277,6 +277,27 @@ class StateTransferTests {
 		assertThat(response.json().get("detail").asString()).contains(detail);
 	}
 
+	@Test
+	void batchesOfTheLongestIdsAreWrittenListedExportedAndCleared() {
+		// 1,100 ids of 254 characters (mostly two bytes each in UTF-8): each batch statement names
+		// more than ClickHouse parses by default (256 KiB).
+		int count = 1_100;
+		String header = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n";
+		StringBuilder body = new StringBuilder(header);
+		for (int i = 0; i < count; i++) {
+			body.append("{\"id\":\"xfer-long:%s%05d\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n"
+				.formatted("é".repeat(240), i));
+		}
+		body.append("{\"end\":true,\"lines\":%d}\n".formatted(count));
+		Response imported = importing(body.toString(), "");
+		assertThat(imported.status()).as("%s", imported).isEqualTo(200);
+		assertThat(counts(imported.json())).isEqualTo("created 1100 replaced 0 deleted 0 unchanged 0 refused 0 ids 1100");
+		assertThat(lines(export("xfer-long:*", true))).hasSize(count + 2);
+		Response cleared = this.client.delete("/states?match=xfer-long:*");
+		assertThat(cleared.status()).as("%s", cleared).isEqualTo(200);
+		assertThat(cleared.json().get("deleted").asInt()).isEqualTo(count);
+	}
+
 	private String export(String match, boolean history) {
 		Response response = this.client.get("/states:export?match=" + match + "&history=" + history, "Accept",
 				"application/x-ndjson");

@@ -12,6 +12,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -22,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
 import org.apache.hc.client5.http.classic.methods.HttpDelete;
@@ -204,6 +207,7 @@ public final class ScaleBenchmark {
 	/** Deletes the ids whose number starts with {@code digits}: time, and the old generation's growth. */
 	private static void globClear(Service big, String digits, int ids) throws Exception {
 		OldGeneration old = OldGeneration.measure();
+		Map<String, double[]> phases = phases(big);
 		long began = System.nanoTime();
 		HttpDelete delete = new HttpDelete(big.baseUrl + "/states?match=scale:" + digits + "*");
 		String answer = big.http.execute(delete, (response) -> {
@@ -215,6 +219,33 @@ public final class ScaleBenchmark {
 		});
 		System.out.printf("  glob clear of %,d ids: %s in %.1f s; old generation +%d MB%n", matching(digits, ids),
 				answer, seconds(began), old.growthMegabytes());
+		Map<String, double[]> after = phases(big);
+		StringBuilder spent = new StringBuilder("    where its time went (the service's timers, s / count):");
+		phases.forEach((name, before) -> spent.append(String.format(" %s %.1f / %,.0f;", name,
+				after.get(name)[1] - before[1], after.get(name)[0] - before[0])));
+		System.out.println(spent);
+	}
+
+	/**
+	 * The service's own timers, each as {count, seconds}: the writer's claim rounds by phase, and the
+	 * statements it sent by kind.
+	 */
+	private static Map<String, double[]> phases(Service service) {
+		MeterRegistry meters = service.bean(MeterRegistry.class);
+		Map<String, double[]> phases = new LinkedHashMap<>();
+		for (String phase : List.of("read", "insert", "confirm")) {
+			Timer timer = meters.get("statehouse.changelog.batch.duration").tag("phase", phase).timer();
+			phases.put("round " + phase, new double[] { timer.count(), timer.totalTime(TimeUnit.SECONDS) });
+		}
+		for (String kind : List.of("select", "insert")) {
+			double[] sum = new double[2];
+			meters.find("statehouse.clickhouse.statements").tag("kind", kind).timers().forEach((timer) -> {
+				sum[0] += timer.count();
+				sum[1] += timer.totalTime(TimeUnit.SECONDS);
+			});
+			phases.put(kind + " statements", sum);
+		}
+		return phases;
 	}
 
 	/** How many of the ids {@code scale:0000000}… below {@code ids} have a number starting with {@code digits}. */
