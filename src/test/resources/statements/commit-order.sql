@@ -177,7 +177,7 @@ INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, documen
 SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
        restored_from, slot
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN arrayZip(:claimIds, :claimSlots, :claimUuids);
 
 SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated');
 
@@ -185,24 +185,24 @@ SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, '' AS 
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN :ids AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids))
+WHERE state_id IN :ids)
 ;
 
-SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, true AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN :ids AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids))
+WHERE state_id IN :ids)
 ;
 
 SELECT * FROM (SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
@@ -225,7 +225,7 @@ WHERE lock_id = :id AND slot = :slot;
 
 SELECT claim_id, written_at
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:keys) AND claim_id IN (:claims);
+WHERE (state_id, slot) IN arrayZip(:keyIds, :keySlots) AND claim_id IN :claims;
 
 SELECT count() > 0 FROM `statehouse`.`meta` WHERE key IN ('materialized_at', 'truncated_at', 'forgotten_at');
 
@@ -349,18 +349,18 @@ WHERE database = :database AND table = :table AND active;
 
 SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS newest
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN arrayZip(:claimIds, :claimSlots, :claimUuids);
 
 SELECT state_id, argMax(row, rank) AS newest
 FROM (
     SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
            (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
+    WHERE state_id IN :ids AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND true
     UNION ALL
     SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
     FROM `statehouse`.`state` FINAL
-    WHERE state_id IN (:ids)
+    WHERE state_id IN :ids
 )
 GROUP BY state_id
 ;
@@ -419,11 +419,11 @@ FROM (
     SELECT state_id, slot, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
            0 AS materialized
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+    WHERE state_id IN :ids AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
     UNION ALL
     SELECT state_id, slot, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), 1
     FROM `statehouse`.`state` FINAL
-    WHERE state_id IN (:ids)
+    WHERE state_id IN :ids
 )
 GROUP BY state_id;
 
@@ -446,17 +446,17 @@ WHERE c.slot <= m.materialized;
 SELECT state_id, slot AS number, slot, argMin(claim_id, (_block_number, _block_offset)) AS claim,
        argMin(written_at, (_block_number, _block_offset)) AS claimed_at, groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:keys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+WHERE (state_id, slot) IN arrayZip(:keyIds, :keySlots) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
 GROUP BY state_id, slot
 UNION ALL
 SELECT state_id, slot - 1, slot, any(parent), now64(3), [], 'named'
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:nextKeys) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
+WHERE (state_id, slot) IN arrayZip(:nextIds, :nextSlots) AND toUInt64(splitByChar('_', _part)[3]) > :fromPosition
 GROUP BY state_id, slot
 UNION ALL
 SELECT state_id, version, slot, claim_id, updated_at, [parent], 'state'
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
 SELECT state_id, version, slot, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
        written_at, written_by, _block_number AS row_position, _block_number AS row_block,
@@ -471,34 +471,34 @@ SELECT state_id, version, slot, claim_id, parent, deleted, '' AS body, fencing, 
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN :ids AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN :ids AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
 SELECT state_id, version, slot, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint,
        deleted, document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
-WHERE (state_id, written_by, idempotency_key) IN (:keys) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE (state_id, written_by, idempotency_key) IN arrayZip(:keyIds, :keyCallers, :keyKeys) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
+WHERE state_id IN :ids AND _block_number > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
-                  WHERE (state_id, written_by, idempotency_key) IN (:keys));
+                  WHERE (state_id, written_by, idempotency_key) IN arrayZip(:keyIds, :keyCallers, :keyKeys));
 
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)

@@ -212,7 +212,7 @@ INSERT INTO `statehouse`.`state` (state_id, version, deleted, operation, documen
 SELECT state_id, version, deleted, operation, document, fencing, written_at, claim_id, parent, written_by,
        restored_from, slot
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN arrayZip(:claimIds, :claimSlots, :claimUuids);
 
 SELECT (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at');
 
@@ -240,38 +240,38 @@ SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, '' AS 
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id] AND (state_id, slot) IN (
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id] AND (state_id, slot) IN (
     SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
-    FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id]
+    FROM `statehouse`.`changelog` WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id]
     GROUP BY state_id))) AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids))
+WHERE state_id IN :ids)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
-SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id] AND (state_id, slot) IN (
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id] AND (state_id, slot) IN (
     SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
-    FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN (:ids))[state_id]
+    FROM `statehouse`.`changelog` WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id]
     GROUP BY state_id))) AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids))
+WHERE state_id IN :ids)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT * FROM (SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
@@ -295,7 +295,7 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 
 SELECT claim_id, written_at
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:keys) AND claim_id IN (:claims);
+WHERE (state_id, slot) IN arrayZip(:keyIds, :keySlots) AND claim_id IN :claims;
 
 SELECT count() FROM (SELECT *
 FROM (
@@ -391,23 +391,23 @@ GROUP BY partition_id;
 
 SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS newest
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot, claim_id) IN (:claims);
+WHERE (state_id, slot, claim_id) IN arrayZip(:claimIds, :claimSlots, :claimUuids);
 
 SELECT state_id, argMax(row, rank) AS newest
 FROM (
     SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
            (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
+    WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
     SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
+WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
     SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
-    FROM `statehouse`.`changelog` WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+    FROM `statehouse`.`changelog` WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     GROUP BY state_id)))
     UNION ALL
     SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
     FROM `statehouse`.`state` FINAL
-    WHERE state_id IN (:ids)
+    WHERE state_id IN :ids
 )
 GROUP BY state_id
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;
@@ -473,11 +473,11 @@ FROM (
     SELECT state_id, slot, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
            0 AS materialized
     FROM `statehouse`.`changelog`
-    WHERE state_id IN (:ids) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+    WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
     UNION ALL
     SELECT state_id, slot, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), 1
     FROM `statehouse`.`state` FINAL
-    WHERE state_id IN (:ids)
+    WHERE state_id IN :ids
 )
 GROUP BY state_id;
 
@@ -500,17 +500,17 @@ WHERE c.slot <= m.materialized;
 SELECT state_id, slot AS number, slot, argMin(claim_id, (_block_number, _block_offset)) AS claim,
        argMin(written_at, (_block_number, _block_offset)) AS claimed_at, groupArray(claim_id) AS claims, 'first' AS source
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:keys) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+WHERE (state_id, slot) IN arrayZip(:keyIds, :keySlots) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
 GROUP BY state_id, slot
 UNION ALL
 SELECT state_id, slot - 1, slot, any(parent), now64(3), [], 'named'
 FROM `statehouse`.`changelog`
-WHERE (state_id, slot) IN (:nextKeys) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
+WHERE (state_id, slot) IN arrayZip(:nextIds, :nextSlots) AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
 GROUP BY state_id, slot
 UNION ALL
 SELECT state_id, version, slot, claim_id, updated_at, [parent], 'state'
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
 SELECT state_id, version, slot, claim_id, if(restored_from > 0, 'restore', toString(operation)) AS operation, length(document) AS size_bytes,
        written_at, written_by, toUnixTimestamp64Milli(written_at) AS row_position, _block_number AS row_block,
@@ -525,34 +525,34 @@ SELECT state_id, version, slot, claim_id, parent, deleted, '' AS body, fencing, 
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, deleted, '', fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, '') AS body, fencing, written_at AS updated_at,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, 0 AS held
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
-SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN (:wanted), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
+SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, ''), fencing, updated_at, if(restored_from > 0, 'restore', toString(operation)), restored_from,
        length(document), written_by, 0, 0, 1, 1
 FROM `statehouse`.`state` FINAL
-WHERE state_id IN (:ids);
+WHERE state_id IN :ids;
 
 SELECT state_id, version, slot, claim_id, parent, written_by, idempotency_key, idempotency_fingerprint,
        deleted, document, fencing, written_at AS updated_at, created, 1 AS keyed
 FROM `statehouse`.`changelog`
-WHERE (state_id, written_by, idempotency_key) IN (:keys) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE (state_id, written_by, idempotency_key) IN arrayZip(:keyIds, :keyCallers, :keyKeys) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
 SELECT state_id, version, slot, claim_id, parent, '', '', '', false, '', 0, written_at, false, 0
 FROM `statehouse`.`changelog`
-WHERE state_id IN (:ids) AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
+WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
   AND version >= (SELECT minOrNull(version) FROM `statehouse`.`changelog`
-                  WHERE (state_id, written_by, idempotency_key) IN (:keys));
+                  WHERE (state_id, written_by, idempotency_key) IN arrayZip(:keyIds, :keyCallers, :keyKeys));
 
 SELECT table, count() AS parts FROM system.parts
 WHERE database = :database AND active AND table IN (:tables)

@@ -13,6 +13,7 @@ import net.ttddyy.dsproxy.listener.MethodExecutionContext;
 import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListener;
 import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListenerAdapter;
 import net.ttddyy.dsproxy.support.ProxyDataSource;
+import net.ttddyy.dsproxy.listener.logging.SLF4JLogLevel;
 import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 
 import org.springframework.context.annotation.Bean;
@@ -31,6 +32,9 @@ class ClickHouseConfiguration {
 
 	/** How often ClickHouse's own figures (parts, memory) are read for the meters. */
 	private static final Duration METERS_INTERVAL = Duration.ofSeconds(15);
+
+	/** At DEBUG, this logger writes every statement sent to ClickHouse, its time and parameters. */
+	static final String STATEMENT_LOGGER = "io.statehouse.clickhouse.statements";
 
 	/** The longest statement ClickHouse is asked to parse: a batch's ids written out, with room to spare. */
 	private static final long MAX_QUERY_BYTES = 64L << 20;
@@ -72,6 +76,8 @@ class ClickHouseConfiguration {
 		}
 		return ProxyDataSourceBuilder.create("clickhouse", new HikariDataSource(config))
 			.listener(new StatementMeters(meters))
+			// Every statement with its time and parameters, when this logger is at DEBUG.
+			.logQueryBySlf4j(SLF4JLogLevel.DEBUG, STATEMENT_LOGGER)
 			.listener(statementTimeout(properties.statementTimeout()))
 			.build();
 	}

@@ -18,14 +18,15 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.web.firewall.RequestRejectedException;
+import org.springframework.validation.FieldError;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.util.DisconnectedClientHelper;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.context.request.ServletWebRequest;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.util.DisconnectedClientHelper;
 
 /**
  * Every error as RFC 9457 {@code application/problem+json}, with a stable {@code type} per kind
@@ -108,7 +109,8 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 			.stream()
 			.flatMap((result) -> result.getResolvableErrors()
 				.stream()
-				.map((error) -> result.getMethodParameter().getParameterName() + ": " + error.getDefaultMessage()))
+				.map((error) -> ((error instanceof FieldError field) ? field.getField()
+						: result.getMethodParameter().getParameterName()) + ": " + error.getDefaultMessage()))
 			.collect(Collectors.joining("; "));
 		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request", detail), headers, request);
 	}

@@ -4,8 +4,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -14,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** ClickHouse's own figures as meters (parts of each Statehouse table, memory), and the statements sent to it. */
 @StatehouseTest
+@ExtendWith(OutputCaptureExtension.class)
 class ClickHouseMetersTests {
 
 	@Autowired
@@ -30,6 +36,9 @@ class ClickHouseMetersTests {
 
 	@Autowired
 	JdbcTemplate jdbc;
+
+	@Autowired
+	LoggingSystem logging;
 
 	@Test
 	void partsPerTableAndMemoryAreReadFromClickHouse() {
@@ -63,6 +72,21 @@ class ClickHouseMetersTests {
 		assertThat(this.meters.find("statehouse.clickhouse.statements").timers())
 			.allSatisfy((timer) -> assertThat(timer.getId().getTags()).extracting("key")
 				.containsExactlyInAnyOrder("kind", "outcome", "code"));
+	}
+
+	@Test
+	void statementsAreLoggedWithTheirTimeOnlyWhenTheirLoggerIsAtDebug(CapturedOutput output) {
+		this.jdbc.queryForObject("SELECT 'not logged'", String.class);
+		this.logging.setLogLevel(ClickHouseConfiguration.STATEMENT_LOGGER, LogLevel.DEBUG);
+		try {
+			this.jdbc.queryForObject("SELECT 'logged'", String.class);
+		}
+		finally {
+			this.logging.setLogLevel(ClickHouseConfiguration.STATEMENT_LOGGER, null);
+		}
+		this.jdbc.queryForObject("SELECT 'not logged after'", String.class);
+		assertThat(output.getOut()).containsPattern("Time:\\d+, Success:True.*Query:\\[\"SELECT 'logged'\"\\]")
+			.doesNotContain("not logged");
 	}
 
 	@Test

@@ -13,6 +13,7 @@ import io.statehouse.support.StatehouseTest;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.JsonNode;
 
@@ -237,6 +238,16 @@ class LockApiTests {
 		assertThat(refused.header("Content-Type")).hasValue("application/problem+json");
 		assertThat(refused.json().get("type").asString()).isEqualTo("urn:statehouse:problem:invalid-request");
 		assertThat(this.client.get(lock).status()).isEqualTo(404);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "{}|owner: must not be blank",
+			"{\"owner\":\"x\",\"ttlSeconds\":0}|ttlSeconds: must be greater than or equal to 1",
+			"{\"owner\":\"x\",\"waitSeconds\":61}|waitSeconds: must be less than or equal to 60" })
+	void acquireRefusedByAConstraintShouldNameTheField(String body, String detail) {
+		Response refused = this.client.send("POST", "/locks/lock:constrained", "application/json", body.getBytes());
+		assertThat(refused.status()).as("%s", refused).isEqualTo(400);
+		assertThat(refused.json().get("detail").asString()).isEqualTo(detail);
 	}
 
 	@Test
