@@ -100,9 +100,8 @@ def start(jar: Path, home: Path) -> Iterator[Service]:
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
+                # As it is deployed (the Dockerfile's JVM): the optimizing compiler, the default collector.
                 "java",
-                "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC",
                 "-Xmx768m",
                 "-jar",
                 str(jar.resolve()),

@@ -282,8 +282,8 @@ class StateService {
 
 	/**
 	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}), a
-	 * page at a time: a page's deletes share INSERTs, and memory holds one page whatever the
-	 * number of matches.
+	 * page at a time: a page's deletes share INSERTs, the next page is read while they are
+	 * written, and memory holds two pages whatever the number of matches.
 	 * @param caller who deletes: only ids it may touch are deleted, and it is their writer
 	 * @return how many this call deleted
 	 */
@@ -294,26 +294,43 @@ class StateService {
 	private int deleteMatchingPages(Glob match, Caller caller) {
 		String like = match.toLike();
 		int deleted = 0;
-		String after = null;
-		List<StateSummary> page;
-		do {
-			page = this.store.list("", like, caller.ids().toLike(), after, Page.MAX_SIZE);
+		List<StateSummary> page = this.store.list("", like, caller.ids().toLike(), null, Page.MAX_SIZE);
+		while (!page.isEmpty()) {
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
 				writes.add(this.store.submit(summary.id(), (current) -> tombstone(summary.id(), current, 0, caller.name()), 0));
 			}
-			for (CompletableFuture<Committed> write : writes) {
-				try {
-					this.store.await(write);
-					deleted++;
-				}
-				catch (StateNotFoundException ex) {
-					// Deleted by someone else meanwhile: not ours to count.
+			List<StateSummary> next = List.of();
+			try {
+				// The ids after this page's last, read while its deletes are written (they change none of them).
+				if (page.size() == Page.MAX_SIZE) {
+					next = this.store.list("", like, caller.ids().toLike(), page.get(page.size() - 1).id(), Page.MAX_SIZE);
 				}
 			}
-			after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+			finally {
+				// A listing that fails is answered once the page's deletes have ended.
+				deleted += awaitDeleted(writes);
+			}
+			page = next;
 		}
-		while (page.size() == Page.MAX_SIZE);
+		return deleted;
+	}
+
+	/**
+	 * How many of these deletes were written: a state deleted by someone else meanwhile is not
+	 * counted; a delete whose outcome is not known in time is thrown (503), as for one write.
+	 */
+	private int awaitDeleted(List<CompletableFuture<Committed>> writes) {
+		int deleted = 0;
+		for (CompletableFuture<Committed> write : writes) {
+			try {
+				this.store.await(write);
+				deleted++;
+			}
+			catch (StateNotFoundException ex) {
+				// Not ours to count.
+			}
+		}
 		return deleted;
 	}
 

@@ -219,10 +219,15 @@ public final class ScaleBenchmark {
 		});
 		System.out.printf("  glob clear of %,d ids: %s in %.1f s; old generation +%d MB%n", matching(digits, ids),
 				answer, seconds(began), old.growthMegabytes());
-		Map<String, double[]> after = phases(big);
+		printSpent(big, phases);
+	}
+
+	/** Where the time went since {@code before} ({@link #phases}). */
+	private static void printSpent(Service service, Map<String, double[]> before) {
+		Map<String, double[]> after = phases(service);
 		StringBuilder spent = new StringBuilder("    where its time went (the service's timers, s / count):");
-		phases.forEach((name, before) -> spent.append(String.format(" %s %.1f / %,.0f;", name,
-				after.get(name)[1] - before[1], after.get(name)[0] - before[0])));
+		before.forEach((name, then) -> spent.append(String.format(" %s %.1f / %,.0f;", name,
+				after.get(name)[1] - then[1], after.get(name)[0] - then[0])));
 		System.out.println(spent);
 	}
 
@@ -283,6 +288,7 @@ public final class ScaleBenchmark {
 	 * dropped and counted, so that it does not run into the next phase.
 	 */
 	private static void keepsUp(Service big, int ids, int rate, Duration time, Duration sample) throws Exception {
+		Map<String, double[]> phases = phases(big);
 		ThreadPoolExecutor callers = (ThreadPoolExecutor) Executors.newFixedThreadPool(128);
 		AtomicLong failures = new AtomicLong();
 		AtomicLong done = new AtomicLong();
@@ -332,6 +338,7 @@ public final class ScaleBenchmark {
 		report(big, start, done.get());
 		System.out.printf("  failures: %d; not sent, still queued 2 min after the last was offered: %,d%n",
 				failures.get(), dropped);
+		printSpent(big, phases);
 	}
 
 	/**
