@@ -14,6 +14,7 @@ import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListener;
 import net.ttddyy.dsproxy.listener.lifecycle.JdbcLifecycleEventListenerAdapter;
 import net.ttddyy.dsproxy.support.ProxyDataSource;
 import net.ttddyy.dsproxy.listener.logging.SLF4JLogLevel;
+import net.ttddyy.dsproxy.listener.logging.SLF4JQueryLoggingListener;
 import net.ttddyy.dsproxy.support.ProxyDataSourceBuilder;
 
 import org.springframework.context.annotation.Bean;
@@ -76,10 +77,18 @@ class ClickHouseConfiguration {
 		}
 		return ProxyDataSourceBuilder.create("clickhouse", new HikariDataSource(config))
 			.listener(new StatementMeters(meters))
-			// Every statement with its time and parameters, when this logger is at DEBUG.
-			.logQueryBySlf4j(SLF4JLogLevel.DEBUG, STATEMENT_LOGGER)
+			.listener(statementLog())
 			.listener(statementTimeout(properties.statementTimeout()))
 			.build();
+	}
+
+	/** Every statement with its time and parameters, when {@link #STATEMENT_LOGGER} is at DEBUG. */
+	private static SLF4JQueryLoggingListener statementLog() {
+		SLF4JQueryLoggingListener log = new SLF4JQueryLoggingListener();
+		log.setLogger(STATEMENT_LOGGER);
+		log.setLogLevel(SLF4JLogLevel.DEBUG);
+		log.setQueryLogEntryCreator(new StatementLogEntries());
+		return log;
 	}
 
 	/**

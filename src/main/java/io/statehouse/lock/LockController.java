@@ -206,7 +206,8 @@ class LockController {
 	 * @param waitSeconds how long to wait for a held lock: 0–60, default (absent or null) 0
 	 */
 	@Schema(additionalProperties = Schema.AdditionalPropertiesValue.FALSE)
-	record AcquireRequest(@NotBlank @Size(min = 1, max = 255) @Pattern(regexp = OWNER) String owner,
+	record AcquireRequest(@NotBlank @Size(min = 1, max = 255) @Pattern(regexp = OWNER,
+			message = "must hold a visible character and no control character") String owner,
 			@Schema(types = { "integer", "null" }) @Min(1) @Max(3600) @Nullable Integer ttlSeconds,
 			@Schema(types = { "integer", "null" }) @Min(0) @Max(60) @Nullable Integer waitSeconds) {
 

@@ -111,6 +111,7 @@ class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 				.stream()
 				.map((error) -> ((error instanceof FieldError field) ? field.getField()
 						: result.getMethodParameter().getParameterName()) + ": " + error.getDefaultMessage()))
+			.sorted()
 			.collect(Collectors.joining("; "));
 		return respond(ex, Problems.of(HttpStatus.BAD_REQUEST, "invalid-request", detail), headers, request);
 	}

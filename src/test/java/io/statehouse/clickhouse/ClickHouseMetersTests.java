@@ -75,17 +75,21 @@ class ClickHouseMetersTests {
 	}
 
 	@Test
-	void statementsAreLoggedWithTheirTimeOnlyWhenTheirLoggerIsAtDebug(CapturedOutput output) {
+	void statementsAreLoggedWithTheirTimeAndParametersOnlyWhenTheirLoggerIsAtDebug(CapturedOutput output) {
 		this.jdbc.queryForObject("SELECT 'not logged'", String.class);
 		this.logging.setLogLevel(ClickHouseConfiguration.STATEMENT_LOGGER, LogLevel.DEBUG);
 		try {
 			this.jdbc.queryForObject("SELECT 'logged'", String.class);
+			this.jdbc.queryForObject("SELECT has(?, ?)", Boolean.class, new String[] { "a'1", "b" }, "x".repeat(1000));
 		}
 		finally {
 			this.logging.setLogLevel(ClickHouseConfiguration.STATEMENT_LOGGER, null);
 		}
 		this.jdbc.queryForObject("SELECT 'not logged after'", String.class);
 		assertThat(output.getOut()).containsPattern("Time:\\d+, Success:True.*Query:\\[\"SELECT 'logged'\"\\]")
+			.contains("[a'1, b]")
+			.contains("x".repeat(StatementLogEntries.MAX_VALUE_CHARACTERS) + "… (1000 characters)")
+			.doesNotContain("x".repeat(StatementLogEntries.MAX_VALUE_CHARACTERS + 1))
 			.doesNotContain("not logged");
 	}
 

@@ -243,7 +243,8 @@ class LockApiTests {
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = { "{}|owner: must not be blank",
 			"{\"owner\":\"x\",\"ttlSeconds\":0}|ttlSeconds: must be greater than or equal to 1",
-			"{\"owner\":\"x\",\"waitSeconds\":61}|waitSeconds: must be less than or equal to 60" })
+			"{\"owner\":\"x\",\"waitSeconds\":61}|waitSeconds: must be less than or equal to 60",
+			"{\"owner\":\"\\u2003\"}|owner: must hold a visible character and no control character; owner: must not be blank" })
 	void acquireRefusedByAConstraintShouldNameTheField(String body, String detail) {
 		Response refused = this.client.send("POST", "/locks/lock:constrained", "application/json", body.getBytes());
 		assertThat(refused.status()).as("%s", refused).isEqualTo(400);
