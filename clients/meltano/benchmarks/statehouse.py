@@ -100,7 +100,7 @@ def start(jar: Path, home: Path) -> Iterator[Service]:
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
-                # As it is deployed (the Dockerfile's JVM): the optimizing compiler, the default collector.
+                # As deployed (the Dockerfile's JVM): the optimizing compiler, the default GC.
                 "java",
                 "-Xmx768m",
                 "-jar",

@@ -31,16 +31,20 @@ public final class ClickHouseErrors {
 	 * (NO_ZOOKEEPER, KEEPER_EXCEPTION — connection loss, session expired), a replica's session
 	 * (TABLE_IS_READ_ONLY), enough replicas for a quorum (TOO_FEW_LIVE_REPLICAS,
 	 * UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE, UNKNOWN_STATUS_OF_INSERT), the network between
-	 * servers, or time (TIMEOUT_EXCEEDED, SOCKET_TIMEOUT). A {@code KeeperMap} table that has not
+	 * servers, or time (TIMEOUT_EXCEEDED, SOCKET_TIMEOUT); a server too busy to start the
+	 * statement (TOO_MANY_SIMULTANEOUS_QUERIES) or one that stopped it (QUERY_WAS_CANCELLED: an
+	 * operator's {@code KILL QUERY}, a server shutting down). A {@code KeeperMap} table that has not
 	 * reached its Keeper since the engine started counts too ({@link #INVALID_STATE}).
 	 */
-	private static final Set<Integer> UNAVAILABLE = Set.of(159, 209, 210, 225, 242, 279, 285, 286, 319, 999);
+	private static final Set<Integer> UNAVAILABLE = Set.of(159, 202, 209, 210, 225, 242, 279, 285, 286, 319, 394,
+			999);
 
 	/**
 	 * Of those, the ones that may come after the statement took effect (a Keeper transaction whose
-	 * answer was lost, a quorum that was not confirmed in time, a timeout).
+	 * answer was lost, a quorum that was not confirmed in time, a timeout, a statement stopped
+	 * while it ran).
 	 */
-	private static final Set<Integer> OUTCOME_UNKNOWN = Set.of(159, 209, 210, 319, 999);
+	private static final Set<Integer> OUTCOME_UNKNOWN = Set.of(159, 209, 210, 319, 394, 999);
 
 	/**
 	 * INVALID_STATE: among others, what a {@code KeeperMap} table answers while it has not

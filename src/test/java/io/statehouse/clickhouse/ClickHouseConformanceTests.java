@@ -21,6 +21,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -202,6 +203,46 @@ abstract class ClickHouseConformanceTests {
 					() -> statement.executeQuery("SELECT * FROM no_such_table"));
 			assertThat(error.getErrorCode()).isEqualTo(60);
 			assertThat(error.getMessage()).contains("no_such_table");
+		}
+	}
+
+	@Test
+	void reportsAStatementStoppedByKillQueryAsAnOutageWhoseOutcomeIsUnknown() throws Exception {
+		// The marker in two pieces, so that the KILL's own text does not match it; ASYNC, as an
+		// embedded engine's KILL … SYNC waits past the end of the statement it stopped.
+		String marker = "stopped-" + UUID.randomUUID();
+		ExecutorService runner = Executors.newSingleThreadExecutor();
+		try (Connection connection = connect(this.database); Statement statement = connection.createStatement();
+				Connection other = connect(this.database); Statement killer = other.createStatement()) {
+			Future<Integer> running = runner.submit(() -> {
+				int rows = 0;
+				try (ResultSet read = statement.executeQuery("SELECT sleepEachRow(0.5), '" + marker
+						+ "' FROM numbers(20) SETTINGS max_block_size = 1")) {
+					while (read.next()) {
+						rows++;
+					}
+				}
+				return rows;
+			});
+			String matching = "query LIKE concat('%stop', '" + marker.substring("stop".length()) + "%')";
+			boolean started = false;
+			for (int i = 0; i < 100 && !started; i++) {
+				try (ResultSet processes = killer.executeQuery("SELECT count() FROM system.processes WHERE " + matching)) {
+					started = processes.next() && processes.getLong(1) > 0;
+				}
+				Thread.sleep(100);
+			}
+			assertThat(started).isTrue();
+			killer.execute("KILL QUERY WHERE " + matching + " ASYNC");
+			Throwable failure = catchThrowableOfType(ExecutionException.class,
+					() -> running.get(30, TimeUnit.SECONDS)).getCause();
+			assertThat(failure).isInstanceOf(SQLException.class);
+			assertThat(ClickHouseErrors.code(failure)).isEqualTo(394);
+			assertThat(ClickHouseErrors.isOutage(failure)).isTrue();
+			assertThat(ClickHouseErrors.certainlyNotApplied(failure)).isFalse();
+		}
+		finally {
+			runner.shutdownNow();
 		}
 	}
 
