@@ -33,7 +33,11 @@ record WatchProperties(@DefaultValue("100ms") @DurationMin(millis = 10) Duration
 		@DefaultValue("5m") @DurationMin(seconds = 1) @DurationMax(hours = 1) Duration maxWait,
 		@DefaultValue("4096") @Min(1) int recent) {
 
-	/** Rows of the changelog one read of the feed takes. */
-	static final int PAGE_SIZE = 500;
+	/**
+	 * Rows of the changelog one read of the feed takes: each read sorts what follows its cursor,
+	 * so a stream catching up from the oldest change does better with fewer, larger reads (60,000
+	 * changes: 5.0 s at 2,000, 8.5 s at 500). Memory holds one read per watch worker (4) and the tail's.
+	 */
+	static final int PAGE_SIZE = 2000;
 
 }

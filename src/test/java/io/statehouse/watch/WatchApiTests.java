@@ -1,5 +1,6 @@
 package io.statehouse.watch;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,6 +81,26 @@ class WatchApiTests {
 		try (EventStream all = this.client.stream("/changes?from=oldest&id=" + StatehouseClient.segment(b))) {
 			assertThat(all.changes(2, patience())).extracting(WatchApiTests::describe)
 				.containsExactly(b + " 1 put", b + " 2 put");
+		}
+	}
+
+	@Test
+	void aStreamFromTheOldestCatchesUpOverSeveralReadsOfTheFeedWithNoChangeMissedOrRepeated() throws Exception {
+		String prefix = unique("catch-up");
+		int states = 2 * WatchProperties.PAGE_SIZE + 500;
+		StringBuilder body = new StringBuilder("{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n");
+		for (int i = 0; i < states; i++) {
+			body.append("{\"id\":\"%s%05d\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n"
+				.formatted(prefix, i));
+		}
+		body.append("{\"end\":true,\"lines\":%d}\n".formatted(states));
+		assertThat(this.client.send("POST", "/states:import", "application/x-ndjson",
+				body.toString().getBytes(StandardCharsets.UTF_8)).status()).isEqualTo(200);
+		try (EventStream all = this.client.stream("/changes?from=oldest&prefix=" + StatehouseClient.segment(prefix))) {
+			List<String> ids = all.changes(states, patience()).stream().map((event) -> event.json().get("id").asString()).toList();
+			assertThat(ids).doesNotHaveDuplicates().hasSize(states);
+			assertThatThrownBy(() -> all.next(Event::isChange, Duration.ofSeconds(1))).as("nothing more")
+				.isInstanceOf(AssertionError.class);
 		}
 	}
 

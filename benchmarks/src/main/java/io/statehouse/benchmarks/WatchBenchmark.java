@@ -68,6 +68,55 @@ public final class WatchBenchmark {
 			System.out.printf("many/one: statements %.2fx, heap %+.1f MB%n",
 					loadMany.statementsPerSecond() / load1.statementsPerSecond(),
 					loadMany.heapMegabytes() - load1.heapMegabytes());
+			catchUp(a, Parameters.count("catchUp", 30_000, 100));
+		}
+	}
+
+	/**
+	 * A stream from the oldest retained change catching up: {@code states} imported and cleared (two
+	 * changes each), then the time until a stream from the oldest has carried every one.
+	 */
+	private static void catchUp(Service a, int states) throws Exception {
+		String prefix = "bench:catch-up:";
+		StringBuilder body = new StringBuilder("{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n");
+		for (int i = 0; i < states; i++) {
+			body.append("{\"id\":\"%s%06d\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{\"n\":%d}}\n"
+				.formatted(prefix, i, i));
+		}
+		body.append("{\"end\":true,\"lines\":%d}\n".formatted(states));
+		send(a, "POST", "/states:import", "application/x-ndjson", body.toString());
+		send(a, "DELETE", "/states?match=" + prefix + "*", null, null);
+		long started = System.nanoTime();
+		HttpRequest request = HttpRequest.newBuilder(URI.create(a.baseUrl + "/changes?from=oldest&prefix=" + prefix))
+			.header("Accept", "text/event-stream")
+			.build();
+		HttpResponse<java.io.InputStream> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofInputStream());
+		int changes = 0;
+		try (BufferedReader events = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+			String line;
+			while (changes < 2 * states && (line = events.readLine()) != null) {
+				if (line.startsWith("data:") && line.contains("\"operation\"")) {
+					changes++;
+				}
+			}
+		}
+		System.out.printf("A stream from the oldest change catching up: %,d changes in %.1f s%n", changes,
+				(System.nanoTime() - started) / 1e9);
+	}
+
+	private static void send(Service service, String method, String path, String contentType, String body)
+			throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(service.baseUrl + path));
+		if (body != null) {
+			request.header("Content-Type", contentType).method(method, HttpRequest.BodyPublishers.ofString(body));
+		}
+		else {
+			request.method(method, HttpRequest.BodyPublishers.noBody());
+		}
+		HttpResponse<String> response = CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+		if (response.statusCode() != 200) {
+			throw new IllegalStateException(method + " " + path + " answered " + response.statusCode() + ": "
+					+ response.body());
 		}
 	}
 
