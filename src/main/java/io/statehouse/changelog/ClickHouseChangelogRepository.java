@@ -659,7 +659,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			.param("keySlots", longs(slots, ClaimKey::number))
 			.param("nextIds", strings(versions, ClaimKey::id))
 			.param("nextSlots", longs(versions, (key) -> key.number() + 1))
-			.param("ids", slots.stream().map(ClaimKey::id).distinct().toArray(String[]::new))
+			.param("ids", strings(slots.stream().map(ClaimKey::id).distinct().toList()))
 			.param("fromPosition", fromPosition)
 			.query((rs, n) -> {
 				ClaimKey key = new ClaimKey(rs.getString("state_id"), rs.getLong("number"));

@@ -293,8 +293,9 @@ class StateService {
 
 	private int deleteMatchingPages(Glob match, Caller caller) {
 		String like = match.toLike();
+		List<String> visible = caller.ids().toLike();
 		int deleted = 0;
-		List<StateSummary> page = this.store.list("", like, caller.ids().toLike(), null, Page.MAX_SIZE);
+		List<StateSummary> page = this.store.list("", like, visible, null, Page.MAX_SIZE);
 		while (!page.isEmpty()) {
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
@@ -304,7 +305,7 @@ class StateService {
 			try {
 				// The ids after this page's last, read while its deletes are written (they change none of them).
 				if (page.size() == Page.MAX_SIZE) {
-					next = this.store.list("", like, caller.ids().toLike(), page.get(page.size() - 1).id(), Page.MAX_SIZE);
+					next = this.store.list("", like, visible, page.get(page.size() - 1).id(), Page.MAX_SIZE);
 				}
 			}
 			finally {

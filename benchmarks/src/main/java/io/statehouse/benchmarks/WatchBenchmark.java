@@ -1,6 +1,7 @@
 package io.statehouse.benchmarks;
 
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -23,8 +24,12 @@ import java.util.concurrent.TimeUnit;
 
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
+import org.apache.hc.client5.http.classic.methods.HttpDelete;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.classic.methods.HttpPut;
+import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 
 /**
@@ -84,13 +89,15 @@ public final class WatchBenchmark {
 				.formatted(prefix, i, i));
 		}
 		body.append("{\"end\":true,\"lines\":%d}\n".formatted(states));
-		send(a, "POST", "/states:import", "application/x-ndjson", body.toString());
-		send(a, "DELETE", "/states?match=" + prefix + "*", null, null);
+		HttpPost load = new HttpPost(a.baseUrl + "/states:import");
+		load.setEntity(new StringEntity(body.toString(), ContentType.create("application/x-ndjson")));
+		requireOk(a, load);
+		requireOk(a, new HttpDelete(a.baseUrl + "/states?match=" + prefix + "*"));
 		long started = System.nanoTime();
 		HttpRequest request = HttpRequest.newBuilder(URI.create(a.baseUrl + "/changes?from=oldest&prefix=" + prefix))
 			.header("Accept", "text/event-stream")
 			.build();
-		HttpResponse<java.io.InputStream> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofInputStream());
+		HttpResponse<InputStream> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofInputStream());
 		int changes = 0;
 		try (BufferedReader events = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
 			String line;
@@ -104,19 +111,11 @@ public final class WatchBenchmark {
 				(System.nanoTime() - started) / 1e9);
 	}
 
-	private static void send(Service service, String method, String path, String contentType, String body)
-			throws Exception {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(service.baseUrl + path));
-		if (body != null) {
-			request.header("Content-Type", contentType).method(method, HttpRequest.BodyPublishers.ofString(body));
-		}
-		else {
-			request.method(method, HttpRequest.BodyPublishers.noBody());
-		}
-		HttpResponse<String> response = CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-		if (response.statusCode() != 200) {
-			throw new IllegalStateException(method + " " + path + " answered " + response.statusCode() + ": "
-					+ response.body());
+	private static void requireOk(Service service, ClassicHttpRequest request) throws Exception {
+		String failure = service.http.execute(request, (response) -> (response.getCode() == 200) ? null
+				: response.getCode() + ": " + EntityUtils.toString(response.getEntity()));
+		if (failure != null) {
+			throw new IllegalStateException(request.getMethod() + " " + request.getRequestUri() + " answered " + failure);
 		}
 	}
 
