@@ -37,6 +37,9 @@ interface ChangelogRepository {
 	/** Appends claims, all in one INSERT. */
 	void append(List<VersionClaim> claims);
 
+	/** Of these claims, those whose rows are in the changelog: an INSERT that failed may have been written all the same. */
+	Set<VersionClaim> written(List<VersionClaim> claims);
+
 	/**
 	 * Whether each claim won its version.
 	 * @param fromPosition the tail the claims were decided against: every competing claim

@@ -119,15 +119,23 @@ class ClaimRound {
 		if (claims.isEmpty()) {
 			return List.of();
 		}
-		List<VersionClaim> rows = claims.stream().map(PendingClaim::claim).toList();
-		Map<VersionClaim, RuntimeException> insertFailures = append(rows);
+		Map<VersionClaim, RuntimeException> insertFailures = append(
+				claims.stream().map(PendingClaim::claim).toList());
+		if (!insertFailures.isEmpty()) {
+			claims = withoutUnwritten(claims, insertFailures);
+			if (claims.isEmpty()) {
+				return List.of();
+			}
+		}
+		List<PendingClaim> settled = claims;
+		List<VersionClaim> rows = settled.stream().map(PendingClaim::claim).toList();
 		Map<VersionClaim, Verdict> verdicts;
 		try {
-			StateClaimSpace space = new StateClaimSpace(this.repository, fromPosition, patience(claims));
+			StateClaimSpace space = new StateClaimSpace(this.repository, fromPosition, patience(settled));
 			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
-			claims.forEach((claim) -> claim.pending().result
+			settled.forEach((claim) -> claim.pending().result
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
 		}
@@ -164,6 +172,35 @@ class ClaimRound {
 			}
 		}
 		return retries;
+	}
+
+	/**
+	 * The claims without those whose INSERT failed and whose rows are not in the changelog: those are
+	 * answered now, and not settled. An arbiter of record would otherwise hold their version for a
+	 * row that never comes (with Keeper, for good: every later write of the id would wait for it);
+	 * unsettled, such a row never wins should it land after all. When whether they were written
+	 * cannot be read, none of the failed claims is settled.
+	 */
+	private List<PendingClaim> withoutUnwritten(List<PendingClaim> claims,
+			Map<VersionClaim, RuntimeException> insertFailures) {
+		Set<VersionClaim> written;
+		try {
+			written = this.repository.written(List.copyOf(insertFailures.keySet()));
+		}
+		catch (RuntimeException ex) {
+			written = Set.of();
+		}
+		List<PendingClaim> kept = new ArrayList<>(claims.size());
+		for (PendingClaim claim : claims) {
+			RuntimeException failure = insertFailures.get(claim.claim());
+			if (failure == null || written.contains(claim.claim())) {
+				kept.add(claim);
+			}
+			else {
+				claim.pending().result.completeExceptionally(unwritten(failure));
+			}
+		}
+		return kept;
 	}
 
 	/** Whether the write's caller gave up on it: then it is answered so, and neither appended nor decided again. */

@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
+import java.util.stream.Collectors;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.changelog.ChangelogTables.Tail;
@@ -705,23 +706,34 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	@Override
 	public Map<VersionClaim, Verdict> verdictsByHolders(List<VersionClaim> claims,
 			Map<ClaimKey, @Nullable UUID> holders) {
-		List<VersionClaim> won = claims.stream()
+		Map<UUID, Instant> written = writtenAt(claims.stream()
 			.filter((claim) -> claim.claimId().equals(holders.get(claim.key())))
-			.toList();
-		Map<UUID, Instant> written = new HashMap<>();
-		if (!won.isEmpty()) {
-			this.jdbc.sql(this.written)
-				.param("keyIds", strings(won, VersionClaim::id))
-				.param("keySlots", longs(won, VersionClaim::slot))
-				.param("claims", strings(won, (claim) -> claim.claimId().toString()))
-				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))
-				.list();
-		}
+			.toList());
 		Map<VersionClaim, Verdict> verdicts = new HashMap<>();
 		for (VersionClaim claim : claims) {
 			verdicts.put(claim, Verdicts.byHolder(claim, holders.get(claim.key()), written.get(claim.claimId())));
 		}
 		return verdicts;
+	}
+
+	@Override
+	public Set<VersionClaim> written(List<VersionClaim> claims) {
+		Map<UUID, Instant> written = writtenAt(claims);
+		return claims.stream().filter((claim) -> written.containsKey(claim.claimId())).collect(Collectors.toSet());
+	}
+
+	/** When each of these claims' rows was written, if it is in the changelog. */
+	private Map<UUID, Instant> writtenAt(List<VersionClaim> claims) {
+		Map<UUID, Instant> written = new HashMap<>();
+		if (!claims.isEmpty()) {
+			this.jdbc.sql(this.written)
+				.param("keyIds", strings(claims, VersionClaim::id))
+				.param("keySlots", longs(claims, VersionClaim::slot))
+				.param("claims", strings(claims, (claim) -> claim.claimId().toString()))
+				.query((rs, n) -> written.put(uuid(rs, "claim_id"), instant(rs, "written_at")))
+				.list();
+		}
+		return written;
 	}
 
 	@Override

@@ -12,8 +12,8 @@ import io.statehouse.lock.LockRules.AdmitWrites;
 import io.statehouse.lock.LockRules.ByHolder;
 import io.statehouse.lock.LockRules.Decision;
 import io.statehouse.lock.LockRules.Release;
+import io.statehouse.lock.LockRules.Withdraw;
 import io.statehouse.lock.LockRules.Renew;
-import io.statehouse.lock.LockRules.RenewFenced;
 import io.statehouse.lock.LockRules.Verdict;
 import org.jspecify.annotations.Nullable;
 
@@ -139,7 +139,7 @@ class LockClaims {
 	 */
 	void withdraw(String id, UUID token, Deadline deadline) {
 		try {
-			release(id, token, deadline.orAtLeast(WITHDRAWAL));
+			giveBack(id, new Withdraw(token), deadline.orAtLeast(WITHDRAWAL));
 		}
 		catch (LockNotFoundException | LockConflictException ex) {
 			// It did not win, ended on its own, or was released by force: nothing of it is held.
@@ -151,27 +151,7 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord renew(String id, UUID token, @Nullable Duration ttl, Deadline deadline) {
-		return change(id, new Renew(token, ttl), null, 0, deadline);
-	}
-
-	/**
-	 * Renews a grant by its own duration once its fence is durable, recording that no write of
-	 * an earlier lease can land any more. The slot after the grant is claimed straight away, as a
-	 * release of a remembered grant is; only when that loses is the lock read — and a read that
-	 * does not show the grant yet is behind (a replica catching up), not a sign that it ended.
-	 * @return the renewed lease; {@code null} if it lapsed (or was released) meanwhile
-	 * @throws DataAccessException when it cannot be renewed, or reads stay behind the grant until
-	 * the deadline
-	 */
-	@Nullable LockRecord renewFenced(LockRecord granted, Deadline deadline) {
-		Known known = this.claimed.getIfPresent(granted.id());
-		Known remembered = (known != null && known.record().claimId().equals(granted.claimId())) ? known : null;
-		try {
-			return change(granted.id(), new RenewFenced(granted.token()), remembered, granted.slot(), deadline);
-		}
-		catch (LockConflictException ex) {
-			return null;
-		}
+		return change(id, new Renew(token, ttl), null, deadline);
 	}
 
 	/**
@@ -182,21 +162,27 @@ class LockClaims {
 	 * @throws LockConflictException when the token does not hold it
 	 */
 	void release(String id, @Nullable UUID token, Deadline deadline) {
+		giveBack(id, new Release(token), deadline);
+	}
+
+	/** A release or withdrawal: claimed straight after the lease this instance last changed, if it is this one. */
+	private void giveBack(String id, ByHolder change, Deadline deadline) {
+		UUID token = change.token();
 		Known known = (token != null) ? this.claimed.getIfPresent(id) : null;
 		boolean granted = known != null && known.record().isLease() && known.record().token().equals(token);
-		change(id, new Release(token), granted ? known : null, 0, deadline);
+		change(id, change, granted ? known : null, deadline);
 	}
 
 	/**
 	 * The live lease {@code token} holds, for a fenced write: once it is known to admit writes
 	 * (recorded as a change of the lock, the first time), so that the next grant fences the state.
-	 * A grant's own flag is the lease's before it, and a grant answered with it set was renewed
-	 * before its token was known: read as the latest change (a stale read, one change behind), a
-	 * grant never shows that this lease admits writes.
+	 * A grant's own flag is the lease's before it, which the holder's first renewal or release
+	 * clears: read as the latest change (also on a read one change behind such a renewal), a grant
+	 * never shows that this lease admits writes.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord admitWrites(String id, UUID token, Deadline deadline) {
-		return change(id, new AdmitWrites(token), null, 0, deadline);
+		return change(id, new AdmitWrites(token), null, deadline);
 	}
 
 	/**
@@ -204,12 +190,11 @@ class LockClaims {
 	 * when another claim won the slot first.
 	 * @param remembered the lease as this instance last changed it, to decide from without reading
 	 * first; {@code null} to read
-	 * @param wonSlot a slot known to be won: a read that shows an earlier one is behind, and repeated
 	 * @return the lease as changed, or as it is when it had what was asked already
 	 * @throws LockNotFoundException when no live lock exists
 	 * @throws LockConflictException when the token does not hold it
 	 */
-	private LockRecord change(String id, ByHolder change, @Nullable Known remembered, long wonSlot, Deadline deadline) {
+	private LockRecord change(String id, ByHolder change, @Nullable Known remembered, Deadline deadline) {
 		LockSnapshot lock = (remembered != null) ? new LockSnapshot(remembered.record(), true) : null;
 		long decidedAt = (remembered != null) ? remembered.decidedAt() : 0;
 		boolean lost = false;
@@ -218,16 +203,6 @@ class LockClaims {
 			if (lock == null) {
 				decidedAt = System.nanoTime();
 				lock = this.repository.read(id);
-				LockRecord latest = lock.latest();
-				if (wonSlot > 0 && (latest == null || latest.slot() < wonSlot)) {
-					if (deadline.passed()) {
-						throw new DataAccessResourceFailureException("Reads of lock '" + id + "' stayed behind slot "
-								+ wonSlot + " that this instance won until the request's deadline");
-					}
-					lock = null;
-					retries.pause();
-					continue;
-				}
 			}
 			Decision decision = LockRules.decide(id, lock, change);
 			if (decision.verdict() == Verdict.UNCHANGED) {

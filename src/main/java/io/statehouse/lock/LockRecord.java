@@ -19,8 +19,9 @@ import java.util.UUID;
  * @param expiresAt when the lease lapses (for a release: when it was released)
  * @param ttl how long the lease runs from a grant or a renewal (zero for a release)
  * @param writes whether a fenced state write may still be on its way: one was admitted under this
- * lease, or under an earlier one and this lease's fence is not durable yet. Only then does the
- * next grant fence the state.
+ * lease, or under an earlier one and this lease's fence may not be durable yet (a grant carries
+ * the flag on until its holder, answered once the fence was durable, renews or releases it). Only
+ * then does the next grant fence the state.
  */
 record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, long fencing, String owner,
 		String grantedTo, Instant acquiredAt, Instant expiresAt, Duration ttl, boolean writes) {

@@ -26,8 +26,10 @@ import org.jspecify.annotations.Nullable;
  * for {@code ttl}, or the lease's own duration.</li>
  * <li>Writes admitted under a lease are recorded once: by the lease itself, not by a grant whose
  * flag is the lease's before it.</li>
- * <li>A renewal once the grant's fence is durable records that no write of an earlier lease can
- * land any more.</li>
+ * <li>A grant is answered only once its fence is durable, so its holder's first renewal or release
+ * (it presents the token only the answer told) records that no write of an earlier lease can land
+ * any more; a forced release, or a withdrawal of a grant that was not answered, carries the flag
+ * on.</li>
  * </ul>
  */
 final class LockRules {
@@ -59,16 +61,16 @@ final class LockRules {
 	record Renew(UUID token, @Nullable Duration ttl) implements ByHolder {
 	}
 
-	/** Renew a grant whose fence is durable: nothing of an earlier lease can land any more. */
-	record RenewFenced(UUID token) implements ByHolder {
-	}
-
 	/** Record that a fenced write is admitted under {@code token}'s lease. */
 	record AdmitWrites(UUID token) implements ByHolder {
 	}
 
 	/** Give the lock back: the holder's {@code token}, or whatever holds it if {@code null} (force). */
 	record Release(@Nullable UUID token) implements ByHolder {
+	}
+
+	/** Give back a grant that was not answered: nobody knows its {@code token}, and its fence may not be durable. */
+	record Withdraw(UUID token) implements ByHolder {
 	}
 
 	enum Verdict {
@@ -141,7 +143,8 @@ final class LockRules {
 		}
 		ByHolder asked = (ByHolder) change;
 		if (holder == null) {
-			return new Decision((asked instanceof Release) ? Verdict.NOT_FOUND : Verdict.NOT_HOLDER, null, null);
+			return new Decision((asked instanceof Release || asked instanceof Withdraw) ? Verdict.NOT_FOUND : Verdict.NOT_HOLDER,
+					null, null);
 		}
 		if (asked.token() != null && !holder.token().equals(asked.token())) {
 			return new Decision(Verdict.NOT_HOLDER, null, null);
@@ -149,15 +152,12 @@ final class LockRules {
 		if (asked instanceof Renew renew) {
 			return write(Verdict.WRITE, SlotClaim.renew(holder, (renew.ttl() != null) ? renew.ttl() : holder.ttl()));
 		}
-		if (asked instanceof RenewFenced) {
-			return write(Verdict.WRITE, SlotClaim.renewFenced(holder));
-		}
 		if (asked instanceof AdmitWrites) {
 			// A grant's flag is the lease's before it: only the lease's own change records its writes.
 			return (holder.writes() && holder.kind() != Kind.ACQUIRE) ? new Decision(Verdict.UNCHANGED, null, holder)
 					: write(Verdict.WRITE, SlotClaim.admitWrites(holder));
 		}
-		return write(Verdict.WRITE, SlotClaim.release(holder));
+		return write(Verdict.WRITE, SlotClaim.release(holder, asked instanceof Release release && release.token() != null));
 	}
 
 	/** Places in the line before {@code place}: all of them if it has none there. */

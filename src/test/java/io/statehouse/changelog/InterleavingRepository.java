@@ -53,6 +53,11 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
+	public Set<VersionClaim> written(List<VersionClaim> claims) {
+		return this.delegate.written(claims);
+	}
+
+	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
 		return this.delegate.newest(ids, fromPosition);
 	}

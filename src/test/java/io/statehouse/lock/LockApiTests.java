@@ -71,10 +71,34 @@ class LockApiTests {
 		assertThat(this.client.versions(id)).as("the grant after a lease that admitted writes fences the state")
 			.containsExactly(1L, 2L, 3L, 4L);
 		assertThat(next.json().get("fencingToken").asLong()).isGreaterThan(writer.json().get("fencingToken").asLong());
+		assertThat(Duration.between(Instant.parse(next.json().get("acquiredAt").asString()),
+				Instant.parse(next.json().get("expiresAt").asString())))
+			.as("answered as granted, with no further change of the lock: the lease runs its ttl from the grant")
+			.isEqualTo(Duration.ofSeconds(30));
 		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":2}");
 		assertThat(this.client.delete("/locks/" + id, "Lock-Token", next.token()).status()).isEqualTo(204);
 		this.client.acquire(id, "after-a-fence", 30, 0);
 		assertThat(this.client.versions(id)).as("the fence admitted no write of its own").hasSize(4);
+	}
+
+	@Test
+	void aGrantThatFencedAndLapsedUntouchedLeavesTheFenceToTheNextGrant() {
+		String id = "lock:fence-lapsed";
+		assertThat(this.client.put("/states/" + id, "{\"n\":0}").status()).isEqualTo(201);
+		String writer = this.client.acquire(id, "writes", 30, 0).token();
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}", "Lock-Token", writer).status()).isEqualTo(200);
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", writer).status()).isEqualTo(204);
+		this.client.acquire(id, "fences-and-lapses", 1, 0);
+		assertThat(this.client.versions(id)).containsExactly(1L, 2L, 3L);
+		// Its holder never renewed or released it: nothing shows that its answer was received.
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.client.get("/locks/" + id).status() == 404);
+		String renews = this.client.acquire(id, "renews", 30, 0).token();
+		assertThat(this.client.versions(id)).as("the grant after it fenced again").containsExactly(1L, 2L, 3L, 4L);
+		assertThat(this.client.send("PUT", "/locks/" + id, null, new byte[0], "Lock-Token", renews).status())
+			.isEqualTo(200);
+		assertThat(this.client.delete("/locks/" + id, "Lock-Token", renews).status()).isEqualTo(204);
+		this.client.acquire(id, "after-a-renewal", 30, 0);
+		assertThat(this.client.versions(id)).as("a renewal by the holder showed its fence was durable").hasSize(4);
 	}
 
 	@Test

@@ -14,8 +14,8 @@ import io.statehouse.lock.LockRules.Change;
 import io.statehouse.lock.LockRules.Decision;
 import io.statehouse.lock.LockRules.Release;
 import io.statehouse.lock.LockRules.Renew;
-import io.statehouse.lock.LockRules.RenewFenced;
 import io.statehouse.lock.LockRules.Verdict;
+import io.statehouse.lock.LockRules.Withdraw;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -130,13 +130,24 @@ class LockRulesTests {
 				row("a lock never taken cannot be renewed", NEVER_TAKEN, new Renew(TOKEN, TTL), Verdict.NOT_HOLDER,
 						nothing()),
 
-				// The renewal once a grant's fence is durable.
-				row("a fenced renewal records that no earlier write can land", live(Kind.ACQUIRE, true),
-						new RenewFenced(TOKEN), Verdict.WRITE, change(Kind.RENEW, MINUTE, false, false)),
-				row("a grant that lapsed while fencing is not renewed", lapsed(Kind.ACQUIRE, true),
-						new RenewFenced(TOKEN), Verdict.NOT_HOLDER, nothing()),
-				row("a grant taken over while fencing is not renewed", live(Kind.ACQUIRE, true),
-						new RenewFenced(OTHER), Verdict.NOT_HOLDER, nothing()),
+				// A grant is answered once its fence is durable: its holder's first change clears the flag it carried.
+				row("the holder's first renewal of a grant that fenced records that no earlier write can land",
+						live(Kind.ACQUIRE, true), new Renew(TOKEN, null), Verdict.WRITE,
+						change(Kind.RENEW, MINUTE, false, false)),
+				row("the holder's release of a grant that fenced records that no earlier write can land",
+						live(Kind.ACQUIRE, true), new Release(TOKEN), Verdict.WRITE,
+						change(Kind.RELEASE, Duration.ZERO, false, false)),
+				row("a forced release of a grant that may still be fencing carries the flag on", live(Kind.ACQUIRE, true),
+						new Release(null), Verdict.WRITE, change(Kind.RELEASE, Duration.ZERO, true, false)),
+				row("the withdrawal of a grant not answered carries the flag on: its fence may not be durable",
+						live(Kind.ACQUIRE, true), new Withdraw(TOKEN), Verdict.WRITE,
+						change(Kind.RELEASE, Duration.ZERO, true, false)),
+				row("a withdrawal of a grant that did not carry the flag writes none", live(Kind.ACQUIRE, false),
+						new Withdraw(TOKEN), Verdict.WRITE, change(Kind.RELEASE, Duration.ZERO, false, false)),
+				row("a grant that lapsed before it was withdrawn is not found", lapsed(Kind.ACQUIRE, true),
+						new Withdraw(TOKEN), Verdict.NOT_FOUND, nothing()),
+				row("a grant taken over is not withdrawn", live(Kind.ACQUIRE, true), new Withdraw(OTHER),
+						Verdict.NOT_HOLDER, nothing()),
 
 				// The admission of fenced writes: recorded once, by the lease itself, keeping its expiry.
 				row("the first fenced write under a lease is recorded, keeping the expiry", live(Kind.RENEW, false),
@@ -162,6 +173,8 @@ class LockRulesTests {
 						nothing()),
 				row("a forced release takes whatever holds the lock", live(Kind.ACQUIRE, false), new Release(null),
 						Verdict.WRITE, change(Kind.RELEASE, Duration.ZERO, false, false)),
+				row("a forced release keeps that writes were admitted", live(Kind.RENEW, true), new Release(null),
+						Verdict.WRITE, change(Kind.RELEASE, Duration.ZERO, true, false)),
 				row("a forced release of a lock nobody holds is not found", lapsed(Kind.RENEW, false),
 						new Release(null), Verdict.NOT_FOUND, nothing()),
 				row("a lock never taken is not found to release", NEVER_TAKEN, new Release(null), Verdict.NOT_FOUND,
