@@ -12,9 +12,9 @@ import io.statehouse.lock.LockRules.AdmitWrites;
 import io.statehouse.lock.LockRules.ByHolder;
 import io.statehouse.lock.LockRules.Decision;
 import io.statehouse.lock.LockRules.Release;
-import io.statehouse.lock.LockRules.Withdraw;
 import io.statehouse.lock.LockRules.Renew;
 import io.statehouse.lock.LockRules.Verdict;
+import io.statehouse.lock.LockRules.Withdraw;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -167,10 +167,13 @@ class LockClaims {
 
 	/** A release or withdrawal: claimed straight after the lease this instance last changed, if it is this one. */
 	private void giveBack(String id, ByHolder change, Deadline deadline) {
-		UUID token = change.token();
+		change(id, change, remembered(id, change.token()), deadline);
+	}
+
+	/** The lease {@code token} holds as this instance last changed it, if it did; {@code null} otherwise. */
+	private @Nullable Known remembered(String id, @Nullable UUID token) {
 		Known known = (token != null) ? this.claimed.getIfPresent(id) : null;
-		boolean granted = known != null && known.record().isLease() && known.record().token().equals(token);
-		change(id, change, granted ? known : null, deadline);
+		return (known != null && known.record().isLease() && known.record().token().equals(token)) ? known : null;
 	}
 
 	/**
@@ -178,11 +181,16 @@ class LockClaims {
 	 * (recorded as a change of the lock, the first time), so that the next grant fences the state.
 	 * A grant's own flag is the lease's before it, which the holder's first renewal or release
 	 * clears: read as the latest change (also on a read one change behind such a renewal), a grant
-	 * never shows that this lease admits writes.
+	 * never shows that this lease admits writes. The admission of a lease this instance granted or
+	 * last changed is claimed straight after it, as its release is (if another change got there
+	 * first, or the lease has lapsed, the claim loses or is void and the lock is read); a lease
+	 * that may have recorded its writes already is read, to tell that it still holds.
 	 * @throws LockConflictException when the token does not hold the lock now
 	 */
 	LockRecord admitWrites(String id, UUID token, Deadline deadline) {
-		return change(id, new AdmitWrites(token), null, deadline);
+		Known known = remembered(id, token);
+		return change(id, new AdmitWrites(token), (known != null && known.record().admitsWrites()) ? null : known,
+				deadline);
 	}
 
 	/**

@@ -36,6 +36,14 @@ record LockRecord(String id, long slot, Kind kind, UUID claimId, UUID token, lon
 		return this.kind != Kind.RELEASE;
 	}
 
+	/**
+	 * Whether the lease recorded that it admits fenced writes: a grant's own flag is the lease's
+	 * before it, so only a later change of the lease records its own.
+	 */
+	boolean admitsWrites() {
+		return this.writes && this.kind != Kind.ACQUIRE;
+	}
+
 	Lease lease() {
 		return new Lease(this.id, this.token, this.fencing, this.owner, this.grantedTo.isEmpty() ? null : this.grantedTo,
 				this.acquiredAt, this.expiresAt);

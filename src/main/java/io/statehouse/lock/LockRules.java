@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 
-import io.statehouse.lock.LockRecord.Kind;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -154,7 +153,7 @@ final class LockRules {
 		}
 		if (asked instanceof AdmitWrites) {
 			// A grant's flag is the lease's before it: only the lease's own change records its writes.
-			return (holder.writes() && holder.kind() != Kind.ACQUIRE) ? new Decision(Verdict.UNCHANGED, null, holder)
+			return holder.admitsWrites() ? new Decision(Verdict.UNCHANGED, null, holder)
 					: write(Verdict.WRITE, SlotClaim.admitWrites(holder));
 		}
 		return write(Verdict.WRITE, SlotClaim.release(holder, asked instanceof Release release && release.token() != null));

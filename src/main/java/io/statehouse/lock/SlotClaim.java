@@ -46,9 +46,12 @@ record SlotClaim(String id, long slot, Kind kind, UUID claimId, UUID token, Stri
 				fencing + 1, null, null, writes, false);
 	}
 
-	/** A renewal by the holder: see {@link #byHolder}. */
+	/**
+	 * A renewal by the holder, which knows the token only from the grant's answer, given once the
+	 * grant's fence was durable: a flag the grant carried on from the lease before no longer counts.
+	 */
 	static SlotClaim renew(LockRecord holder, Duration ttl) {
-		return change(holder, Kind.RENEW, ttl, byHolder(holder), false);
+		return change(holder, Kind.RENEW, ttl, holder.admitsWrites(), false);
 	}
 
 	/** Records that a fenced write is admitted under the lease: a renewal that keeps its expiry. */
@@ -57,21 +60,11 @@ record SlotClaim(String id, long slot, Kind kind, UUID claimId, UUID token, Stri
 	}
 
 	/**
-	 * A release: by the holder ({@code byHolder}, see {@link #byHolder}), or forced, or the withdrawal
-	 * of a grant that was not answered — those carry the flag on, as its fence may not be durable.
+	 * A release: by the holder, as {@link #renew}; or forced, or the withdrawal of a grant that was
+	 * not answered — those carry the flag on, as the grant's fence may not be durable.
 	 */
 	static SlotClaim release(LockRecord holder, boolean byHolder) {
-		return change(holder, Kind.RELEASE, Duration.ZERO, byHolder ? byHolder(holder) : holder.writes(), false);
-	}
-
-	/**
-	 * Whether writes may still be on their way after a change the holder asked with its token. It knows
-	 * the token only from the grant's answer, which came once the grant's fence was durable: so a flag
-	 * the grant carried on from the lease before no longer counts. Writes this lease admitted were
-	 * recorded by a change after the grant, whose flag counts.
-	 */
-	private static boolean byHolder(LockRecord holder) {
-		return holder.writes() && holder.kind() != Kind.ACQUIRE;
+		return change(holder, Kind.RELEASE, Duration.ZERO, byHolder ? holder.admitsWrites() : holder.writes(), false);
 	}
 
 	private static SlotClaim change(LockRecord holder, Kind kind, Duration ttl, boolean writes, boolean keepsExpiry) {

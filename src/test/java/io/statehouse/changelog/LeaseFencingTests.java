@@ -74,11 +74,11 @@ class LeaseFencingTests {
 	}
 
 	/**
-	 * The holder's grant carried on that the lease before it admitted writes, and its renewal
-	 * recorded that none of them can land any more. Its first fenced write is then checked on a
-	 * read one change behind (a lagging replica, a ZooKeeper follower) that still shows the grant:
-	 * the admission must be recorded all the same, or the successor would not fence and the write
-	 * could land after the successor read.
+	 * The holder's grant carried on that the lease before it admitted writes, and its renewal on
+	 * the other instance recorded that none of them can land any more. Its first fenced write is
+	 * then checked on a read one change behind (a lagging replica, a ZooKeeper follower) that still
+	 * shows the grant: the admission must be recorded all the same, or the successor would not
+	 * fence and the write could land after the successor read.
 	 */
 	@Test
 	void aWriteAdmittedOnAStaleReadOfTheGrantIsRefusedAfterTheSuccessorsGrant() throws Exception {
@@ -202,8 +202,8 @@ class LeaseFencingTests {
 	}
 
 	/**
-	 * Grants a lease of {@code ttlSeconds} on this instance, holds the holder's write back once it
-	 * is admitted, ends the lease ({@code endLease}, or lets it lapse), has the successor take the
+	 * Grants a lease of {@code ttlSeconds} on this instance, has the other instance do
+	 * {@code beforeWrite} with it, holds the holder's write back once it is admitted, ends the lease ({@code endLease}, or lets it lapse), has the successor take the
 	 * lock on the other instance and read, then lets the write go on: it must be refused.
 	 */
 	private void successorReadsWhileTheHoldersWriteIsOnItsWay(String id, int ttlSeconds,
@@ -220,7 +220,7 @@ class LeaseFencingTests {
 			throws Exception {
 		first.put("/states/" + id, "{\"n\":0}");
 		String holder = first.acquire(id, "holder", ttlSeconds, 0).token();
-		beforeWrite.accept(first, holder);
+		beforeWrite.accept(second, holder);
 		CountDownLatch successorHasRead = new CountDownLatch(1);
 		CompletableFuture<Response> late = heldBack(first, id, "{\"n\":1}", holder, successorHasRead);
 		endLease.accept(first, holder);

@@ -24,8 +24,6 @@ public final class LockFaults implements LockRepository {
 
 	private volatile @Nullable LockRecord grant;
 
-	private volatile boolean changedSinceGrant;
-
 	/** Reads of an id that stay as they were when they were frozen, until {@link #reset()}. */
 	private final Map<String, LockSnapshot> frozen = new ConcurrentHashMap<>();
 
@@ -36,7 +34,6 @@ public final class LockFaults implements LockRepository {
 	/** The next read of {@code id} after its next grant and one change more shows that grant. */
 	public void serveTheGrantOnceChanged(String id) {
 		this.grant = null;
-		this.changedSinceGrant = false;
 		this.id = id;
 	}
 
@@ -71,9 +68,15 @@ public final class LockFaults implements LockRepository {
 			return stale;
 		}
 		LockRecord granted = this.grant;
-		if (id.equals(this.id) && granted != null && this.changedSinceGrant) {
-			this.id = null;
-			return new LockSnapshot(granted, true);
+		if (id.equals(this.id) && granted != null) {
+			LockSnapshot fresh = this.delegate.read(id);
+			LockRecord latest = fresh.latest();
+			if (latest != null && latest.slot() > granted.slot()) {
+				// The lock changed since the grant, here or on another instance: serve the grant.
+				this.id = null;
+				return new LockSnapshot(granted, true);
+			}
+			return fresh;
 		}
 		return this.delegate.read(id);
 	}
@@ -85,9 +88,6 @@ public final class LockFaults implements LockRepository {
 		LockRecord won = this.delegate.claim(claim, decidedAt, deadline);
 		if (grant) {
 			this.grant = won;
-		}
-		else if (watched && this.grant != null && won != null) {
-			this.changedSinceGrant = true;
 		}
 		return won;
 	}
