@@ -34,7 +34,7 @@ class BenchmarksSmokeTests {
 	/** Longest first, so that two at a time end together. */
 	static final List<Class<?>> BENCHMARKS = List.of(CoordinationBenchmark.class, WatchBenchmark.class,
 			LockBenchmark.class, SecurityBenchmark.class, ScaleBenchmark.class, StateBenchmark.class,
-			MaterializerBenchmark.class, TransferBenchmark.class, EngineBenchmark.class);
+			MaterializerBenchmark.class, TransferBenchmark.class, EngineBenchmark.class, MeltanoCycleBenchmark.class);
 
 	private static final Duration TIMEOUT = Duration.ofMinutes(5);
 

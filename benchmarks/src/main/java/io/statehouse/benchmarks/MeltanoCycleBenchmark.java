@@ -55,10 +55,10 @@ public final class MeltanoCycleBenchmark {
 			) ENGINE = ReplacingMergeTree(updated_at) ORDER BY state_id""";
 
 	public static void main(String[] args) throws Exception {
-		Duration measure = Duration.ofSeconds(Integer.getInteger("seconds", 10));
-		Duration warmup = Duration.ofSeconds(Integer.getInteger("warmup", 3));
-		int rounds = Integer.getInteger("rounds", 3);
-		int backendCycles = Integer.getInteger("backendCycles", 5);
+		Duration measure = Parameters.seconds("seconds", 10, 0.5);
+		Duration warmup = Parameters.seconds("warmup", 3, 0.1);
+		int rounds = Parameters.count("rounds", 3, 1);
+		int backendCycles = Parameters.count("backendCycles", 5, 1);
 		try (Service service = Service.start(8)) {
 			CloseableHttpClient http = service.http;
 			String base = service.baseUrl;
