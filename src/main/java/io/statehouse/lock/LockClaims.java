@@ -155,6 +155,29 @@ class LockClaims {
 	}
 
 	/**
+	 * Whether a grant still holds the lock once its fence is durable: meanwhile its lease may have
+	 * lapsed, or been released by force (and the lock granted again). A read that does not show the
+	 * grant yet is behind (a replica catching up, a ZooKeeper follower) and is repeated, never taken
+	 * for the grant having ended.
+	 * @throws DataAccessException when reads stay behind the grant until the deadline
+	 */
+	boolean stillHolds(LockRecord granted, Deadline deadline) {
+		Retries retries = new Retries(deadline);
+		while (true) {
+			LockSnapshot lock = this.repository.read(granted.id());
+			LockRecord latest = lock.latest();
+			if (latest != null && latest.slot() >= granted.slot()) {
+				return lock.held() && latest.claimId().equals(granted.claimId());
+			}
+			if (deadline.passed()) {
+				throw new DataAccessResourceFailureException("Reads of lock '" + granted.id() + "' stayed behind its grant "
+						+ "in slot " + granted.slot() + " until the request's deadline");
+			}
+			retries.pause();
+		}
+	}
+
+	/**
 	 * Releases the lock: the holder's token, or whatever holds it if {@code token} is {@code null}
 	 * (force). A release written once the lease has lapsed is void and loses: the next read finds
 	 * that the lease ended on its own.

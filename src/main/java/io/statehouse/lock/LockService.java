@@ -112,14 +112,13 @@ public class LockService {
 	private Try attempt(String id, String owner, String grantedTo, Duration ttl, @Nullable UUID place,
 			Deadline deadline) {
 		for (int lapsed = 0;; lapsed++) {
-			long claimed = System.nanoTime();
 			Attempt attempt = this.claims.grant(id, owner, grantedTo, ttl, place, deadline);
 			LockRecord granted = attempt.granted();
 			if (granted == null) {
 				LockRecord holder = attempt.holder();
 				return new Try(null, (holder != null) ? holder.lease() : null, attempt.line(), attempt.slot());
 			}
-			Lease lease = fenced(granted, claimed, deadline);
+			Lease lease = fenced(granted, deadline);
 			if (lease != null) {
 				return new Try(lease, null, attempt.line(), attempt.slot());
 			}
@@ -134,22 +133,23 @@ public class LockService {
 	 * a fenced write may still be on its way (the grant carries it on from the lease before:
 	 * see {@link LockRecord#writes()}). Once the fence is durable such a write is refused however
 	 * late it commits, and any that committed before it is visible to the new holder's first read
-	 * — so two leases never interleave a read-modify-write. A lease that admitted no write has
-	 * none on its way: a write is admitted only once the lease records it, and a lease that has
-	 * ended records nothing. A grant that is not answered — its fence failed, or it lapsed
-	 * meanwhile — is withdrawn: nobody knows its token, and the grant after it fences in its stead.
-	 * (A fence whose request gave up may still be decided later: it then finds the state fenced by
-	 * a newer lease, and changes nothing.)
-	 * @param claimed when the grant's claim was begun ({@link System#nanoTime()}): ClickHouse
-	 * stamped it later, so the lease runs at least its ttl from then
-	 * @return the lease; {@code null} if it lapsed while its fence was written
+	 * — so two leases never interleave a read-modify-write. Then the lock is read, to answer only a
+	 * grant that still holds it. A lease that admitted no write has none on its way: a write is
+	 * admitted only once the lease records it, and a lease that has ended records nothing. A grant
+	 * that is not answered — its fence failed, or it lapsed or was released by force meanwhile — is
+	 * withdrawn: nobody knows its token, and the grant after it fences in its stead. (A fence whose
+	 * request gave up may still be decided later: it then finds the state fenced by a newer lease,
+	 * and changes nothing.)
+	 * @return the lease; {@code null} if it ended while its fence was written
 	 */
-	private @Nullable Lease fenced(LockRecord granted, long claimed, Deadline deadline) {
+	private @Nullable Lease fenced(LockRecord granted, Deadline deadline) {
 		if (!granted.writes()) {
 			return granted.lease();
 		}
+		boolean holds;
 		try {
 			this.states.fence(granted.id(), granted.fencing(), granted.grantedTo());
+			holds = this.claims.stillHolds(granted, deadline);
 		}
 		catch (RuntimeException ex) {
 			try {
@@ -160,7 +160,7 @@ public class LockService {
 			}
 			throw ex;
 		}
-		if (System.nanoTime() - claimed >= granted.ttl().toNanos()) {
+		if (!holds) {
 			this.claims.withdraw(granted.id(), granted.token(), deadline);
 			return null;
 		}

@@ -183,6 +183,33 @@ class LeaseFencingTests {
 		assertThat(this.client.versions(id)).as("the next grant fenced").containsExactly(1L, 2L, 3L);
 	}
 
+	/**
+	 * The grant's lease is released by force while its fence is written (an operator, or another
+	 * instance's client, frees the lock): the acquisition must not be answered with that dead
+	 * lease. It is decided again, and answered with a lease that holds the lock.
+	 */
+	@Test
+	void aGrantReleasedByForceWhileItsFenceIsWrittenIsNotAnsweredWithTheDeadLease() {
+		String id = "fence:forced";
+		aLeaseAdmittedWritesAndEnded(id);
+		this.repository.beforeAppend = (claims) -> {
+			if (claims.stream().anyMatch((claim) -> claim.change().operation() == Operation.FENCE)) {
+				this.repository.beforeAppend = null;
+				assertThat(this.client.delete("/locks/" + id + "?force=true").status()).isEqualTo(204);
+			}
+		};
+		Response granted = this.client.acquire(id, "forced", 60, 0);
+		assertThat(granted.status()).as("%s", granted).isEqualTo(201);
+		Response lock = this.client.get("/locks/" + id);
+		assertThat(lock.status()).as("the lock is held: %s", lock).isEqualTo(200);
+		assertThat(lock.json().get("fencingToken").asLong()).as("the lease answered is the one that holds the lock")
+			.isEqualTo(granted.json().get("fencingToken").asLong());
+		Response renewed = this.client.send("PUT", "/locks/" + id, null, new byte[0], "Lock-Token", granted.token());
+		assertThat(renewed.status()).as("%s", renewed).isEqualTo(200);
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}", "Lock-Token", granted.token()).status())
+			.isEqualTo(200);
+	}
+
 	/** Creates the state, and has a lease admit a write to it and end: the next grant must fence. */
 	private void aLeaseAdmittedWritesAndEnded(String id) {
 		this.client.put("/states/" + id, "{\"n\":0}");
