@@ -115,27 +115,24 @@ class ClaimRound {
 			return List.of();
 		}
 		// A write whose caller gave up while it was decided is not appended behind its back.
-		List<PendingClaim> claims = decided.stream().filter((claim) -> !abandoned(claim.pending())).toList();
-		if (claims.isEmpty()) {
+		List<PendingClaim> appended = decided.stream().filter((claim) -> !abandoned(claim.pending())).toList();
+		if (appended.isEmpty()) {
 			return List.of();
 		}
 		Map<VersionClaim, RuntimeException> insertFailures = append(
-				claims.stream().map(PendingClaim::claim).toList());
-		if (!insertFailures.isEmpty()) {
-			claims = withoutUnwritten(claims, insertFailures);
-			if (claims.isEmpty()) {
-				return List.of();
-			}
+				appended.stream().map(PendingClaim::claim).toList());
+		List<PendingClaim> claims = insertFailures.isEmpty() ? appended : withoutUnwritten(appended, insertFailures);
+		if (claims.isEmpty()) {
+			return List.of();
 		}
-		List<PendingClaim> settled = claims;
-		List<VersionClaim> rows = settled.stream().map(PendingClaim::claim).toList();
+		List<VersionClaim> rows = claims.stream().map(PendingClaim::claim).toList();
 		Map<VersionClaim, Verdict> verdicts;
 		try {
-			StateClaimSpace space = new StateClaimSpace(this.repository, fromPosition, patience(settled));
+			StateClaimSpace space = new StateClaimSpace(this.repository, fromPosition, patience(claims));
 			verdicts = this.confirmDurations.record(() -> this.arbiter.settle(space, rows, decidedAt));
 		}
 		catch (RuntimeException ex) {
-			settled.forEach((claim) -> claim.pending().result
+			claims.forEach((claim) -> claim.pending().result
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
 		}
