@@ -8,10 +8,12 @@ import subprocess
 import threading
 import time
 import typing as t
+from contextlib import contextmanager
 from urllib.parse import quote
 
 import proxy as proxies
 import pytest
+import structlog
 from meltano.core.error import MeltanoError
 from meltano.core.state_store.base import MeltanoState, StateIDLockedError
 from proxy import Fault
@@ -24,9 +26,10 @@ from meltano_state_backend_statehouse import (
 from meltano_state_backend_statehouse import (
     backend as backend_module,
 )
+from meltano_state_backend_statehouse.leases import keeper_for
 
 if t.TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from conftest import Statehouse
@@ -226,6 +229,89 @@ def test_a_write_after_someone_changed_the_state_since_the_read_is_refused(
 
     assert refused.value.problem_type == "urn:statehouse:problem:precondition-failed"
     assert statehouse.document(prefix + "dev:r")["completed"] == {"v": "intruder"}
+
+
+@contextmanager
+def _in_a_run(manager: StatehouseStateStoreManager, state_id: str) -> Iterator[None]:
+    """As inside ``meltano run``: the first touch of ``state_id`` takes the run's lease, which is
+    let go at the end (a run's process lets it go at its exit)."""
+    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+        yield
+    keeper = keeper_for(manager.config)
+    lease = keeper.held(manager.config.prefix + state_id)
+    assert lease is not None, "the run's lease was not held to its end"
+    keeper.release(lease)
+
+
+def _merged(current: MeltanoState, *partials: MeltanoState) -> MeltanoState:
+    """What Meltano's own merge makes of ``partials`` merged into ``current``, in order."""
+    merged = MeltanoState.from_json(current.state_id, current.json())
+    for partial in partials:
+        merged.merge_partial(partial)
+    return merged
+
+
+def test_in_a_run_an_update_after_its_own_write_reads_nothing_and_writes_if_unchanged(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    first = _state("dev:bookmarks", {"singer_state": {"a": 1}}, {})
+    statehouse.put(prefix + "dev:bookmarks", first.to_dict())
+    partials = [_state("dev:bookmarks", {}, {"singer_state": {"b": {"n": n}}}) for n in (1, 2, 3)]
+
+    with _in_a_run(manager, "dev:bookmarks"):
+        assert manager.get("dev:bookmarks") == first  # the run's lease, then its bookmark
+        before = len(proxy.exchanges)
+        for partial in partials:
+            manager.update(partial)
+
+    sent = proxy.seen(path="/states/.*")[-4:]
+    assert len(proxy.exchanges) - before == 4 + 1  # and the release of the run's lease
+    # The first update reads; the next ones are answered from what the run wrote.
+    assert [(e.method, e.status) for e in sent] == [("GET", 200)] + [("PUT", 200)] * 3
+    for write, after in zip(sent[2:], sent[1:], strict=False):
+        assert write.headers["If-Match"] == after.response_headers["ETag"]
+    expected = _merged(first, *partials)
+    assert statehouse.document(prefix + "dev:bookmarks") == expected.to_dict()
+
+
+def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritten(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    start = _state("dev:intruded", {"singer_state": {"a": 1}}, {})
+    statehouse.put(prefix + "dev:intruded", start.to_dict())
+    one = _state("dev:intruded", {}, {"singer_state": {"b": 1}})
+    two = _state("dev:intruded", {}, {"singer_state": {"c": None, "d": [2]}})
+    intruder = _state("dev:intruded", {"singer_state": {"a": "x"}}, {"singer_state": {"e": 3}})
+
+    with _in_a_run(manager, "dev:intruded"):
+        manager.update(one)
+        statehouse.put(prefix + "dev:intruded", intruder.to_dict())  # no lock, no token
+        before = len(proxy.exchanges)
+        manager.update(two)
+
+    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
+    assert sent == [("PUT", 412), ("GET", 200), ("PUT", 200), ("DELETE", 204)]
+    assert statehouse.document(prefix + "dev:intruded") == _merged(intruder, two).to_dict()
+
+
+def test_in_a_run_a_remembered_state_deleted_without_the_lock_is_written_as_the_partial(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    one = _state("dev:gone", {}, {"singer_state": {"b": 1}})
+    two = _state("dev:gone", {}, {"singer_state": {"c": 2}})
+
+    with _in_a_run(manager, "dev:gone"):
+        manager.update(one)
+        assert (
+            statehouse.call("DELETE", "/states/" + quote(prefix + "dev:gone", safe="")).status
+            == 204
+        )
+        manager.update(two)
+
+    assert statehouse.document(prefix + "dev:gone") == two.to_dict()
 
 
 def test_the_lock_is_held_for_the_scope_and_writes_in_it_carry_its_token(

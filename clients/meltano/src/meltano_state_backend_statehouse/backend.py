@@ -11,12 +11,16 @@ applied. Outside a run (``meltano state ...``) each ``update``/``clear`` takes t
 own duration. Meltano's ``update`` merges a partial state into the stored one with Meltano's own
 ``merge`` (read, merge, write): the write carries ``If-Match`` with the version read, so the result
 is exactly Meltano's and nobody's write in between is lost. Statehouse's ``PATCH`` is RFC 7396,
-which differs from Meltano's merge (a null deletes a key there), so the backend does not use it;
-where the two agree it would save nothing, since Meltano's (final) ``update`` reads first anyway.
+which differs from Meltano's merge (a null deletes a key there), so the backend does not use it.
+Under a lease it holds, the backend remembers the document it last wrote and its version: the
+read of the next ``update`` is answered from memory, and its write's ``If-Match`` proves that
+nothing changed since. If someone wrote without taking the lock meanwhile (412), the backend reads
+what is there and merges the same partial state onto it, as the read would have.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import socket
@@ -53,6 +57,27 @@ if t.TYPE_CHECKING:
 PAGE_SIZE = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NOT_READ = object()  # no read in this lock scope: the write is unconditional
+
+
+class _Remembered(MeltanoState):
+    """A state answered from what this backend last wrote under its lease. Meltano's ``update``
+    merges its partial state into it: kept, to merge it again onto a newer state (412)."""
+
+    __slots__ = ("merged",)
+
+    def merge_partial(self, state: MeltanoState) -> None:
+        """Meltano's merge, keeping the partial state merged."""
+        self.merged = state
+        super().merge_partial(state)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Written:
+    """The document last written under a lease, and the version it became."""
+
+    token: str
+    etag: str
+    document: str
 
 
 class StatehouseStateStoreManager(StateStoreManager):
@@ -92,6 +117,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         # the write that completes the scope's read-merge-write must still find.
         self._scopes: dict[str, int] = {}
         self._reads: dict[str, str | None] = {}  # None: the read found no state
+        self._written: dict[str, _Written] = {}
 
     @property
     def label(self) -> str:
@@ -112,6 +138,13 @@ class StatehouseStateStoreManager(StateStoreManager):
         sid = self._id(state_id)
         if _in_meltano_run() and self._leases.held(sid) is None:
             self._leases.acquire(sid, owner=_owner(), run_scoped=True)
+        written = self._written_under_lease(sid)
+        if written is not None and sid in self._scopes:
+            self._remember_read(sid, written.etag)
+            return _Remembered.from_json(state_id, written.document)
+        return self._read(state_id, sid)
+
+    def _read(self, state_id: str, sid: str) -> MeltanoState | None:
         answer = self._client.request("GET", state_path(sid))
         if answer.status == 404:
             self._remember_read(sid, None)
@@ -151,19 +184,38 @@ class StatehouseStateStoreManager(StateStoreManager):
             StatehouseError: the state changed since this scope read it, or another refusal.
         """
         sid = self._id(state.state_id)
-        headers = {"Idempotency-Key": str(uuid.uuid4())}
         lease = self._leases.held(sid)
+        self._written.pop(sid, None)
+        answer = self._put(sid, state, lease, self._reads.pop(sid, _NOT_READ))
+        merged = getattr(state, "merged", None)
+        if answer.status == 412 and merged is not None:
+            # Answered from memory, and someone wrote without the lock since: merge again.
+            current = self._read(state.state_id, sid)
+            if current is not None:
+                current.merge_partial(merged)
+            state = current or merged
+            answer = self._put(sid, state, lease, self._reads.pop(sid, _NOT_READ))
+        if answer.status not in (200, 201):
+            raise self._write_error(answer, lease, f"write the state {state.state_id!r}")
+        if lease is not None and "ETag" in answer.headers:
+            self._written[sid] = _Written(lease.token, answer.headers["ETag"], state.json())
+
+    def _put(self, sid: str, state: MeltanoState, lease: Lease | None, read: object) -> Answer:
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
         if lease is not None:
             headers["Lock-Token"] = lease.token
-        read = self._reads.pop(sid, _NOT_READ)
         if read is None:
             headers["If-None-Match"] = "*"
         elif isinstance(read, str):
             headers["If-Match"] = read
-        answer = self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
-        if answer.status in (200, 201):
-            return
-        raise self._write_error(answer, lease, f"write the state {state.state_id!r}")
+        return self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
+
+    def _written_under_lease(self, sid: str) -> _Written | None:
+        written = self._written.get(sid)
+        lease = self._leases.held(sid)
+        if written is None or lease is None or lease.token != written.token:
+            return None
+        return written
 
     def delete(self, state_id: str) -> None:
         """Delete the state (none there is fine); under a held lease with its token."""
@@ -173,6 +225,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         if lease is not None:
             headers["Lock-Token"] = lease.token
         self._reads.pop(sid, None)
+        self._written.pop(sid, None)
         answer = self._client.request("DELETE", state_path(sid), headers=headers)
         if answer.status in (204, 404):
             return
@@ -183,6 +236,7 @@ class StatehouseStateStoreManager(StateStoreManager):
 
         Leases are not waited for: a run still holding one writes its state again.
         """
+        self._written.clear()
         answer = self._client.request(
             "DELETE", "/states", query={"match": self.config.prefix + "*"}
         )
