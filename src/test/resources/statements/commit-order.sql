@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
 ENGINE = MergeTree
 PARTITION BY segment
 ORDER BY (state_id, version)
-SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+SETTINGS index_granularity = 256, enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
 CREATE TABLE IF NOT EXISTS `statehouse`.`lock_claims` (
     lock_id String,
@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY state_id
-SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+SETTINGS index_granularity = 256, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
 INSERT INTO `statehouse`.`changelog` (state_id, version, operation, document, deleted, fencing, idempotency_key,
                          idempotency_fingerprint, claim_id, parent, created, writer, written_by,

@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`changelog` (
 ENGINE = MergeTree
 PARTITION BY segment
 ORDER BY (state_id, version)
-SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+SETTINGS index_granularity = 256, enable_block_number_column = 1, enable_block_offset_column = 1, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
 CREATE TABLE IF NOT EXISTS `statehouse`.`claims` (
     key String,
@@ -136,7 +136,7 @@ CREATE TABLE IF NOT EXISTS `statehouse`.`state` (
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY state_id
-SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
+SETTINGS index_granularity = 256, fsync_after_insert = 1, fsync_part_directory = 1, min_rows_to_fsync_after_merge = 1;
 
 DELETE FROM `statehouse`.`claims` WHERE key IN (:keys)
 SETTINGS max_execution_time = 1, keeper_max_retries = 0;

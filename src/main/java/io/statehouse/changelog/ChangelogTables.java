@@ -56,7 +56,7 @@ final class ChangelogTables {
 			ENGINE = MergeTree
 			PARTITION BY segment
 			ORDER BY (state_id, version)
-			SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1, {durable}""";
+			SETTINGS index_granularity = 256, enable_block_number_column = 1, enable_block_offset_column = 1, {durable}""";
 
 
 	static final String STATE_TABLE = """
@@ -76,7 +76,7 @@ final class ChangelogTables {
 			)
 			ENGINE = ReplacingMergeTree(version)
 			ORDER BY state_id
-			SETTINGS {durable}""";
+			SETTINGS index_granularity = 256, {durable}""";
 
 
 	/**

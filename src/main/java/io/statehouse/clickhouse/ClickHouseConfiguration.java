@@ -67,6 +67,9 @@ class ClickHouseConfiguration {
 		// A batch names its ids in the statement (up to 1,000 writes, or an export page of 10,000
 		// ids, each up to 255 characters): far more than the 256 KiB ClickHouse parses by default.
 		config.addDataSourceProperty(DriverProperties.serverSetting("max_query_size"), String.valueOf(MAX_QUERY_BYTES));
+		// Every statement here reads or writes a few rows (bulk work is paged): one thread each. A
+		// pipeline of several for a point read with FINAL is scheduling, not work (docs/benchmarks.md).
+		config.addDataSourceProperty(DriverProperties.serverSetting("max_threads"), "1");
 		// Retry a request only when it never reached ClickHouse: a statement ClickHouse failed (a
 		// Keeper gone, a timeout) is the service's to answer, at once, not the driver's to repeat.
 		config.addDataSourceProperty("client_retry_on_failures", "NoHttpResponse,ConnectTimeout,ConnectionRequestTimeout");
