@@ -47,7 +47,8 @@ record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duratio
 	 * idle goes out at once; under load the writer lingers briefly to fill the batch.
 	 *
 	 * @param linger how long a batch waits for company while writes keep arriving
-	 * @param maxBatchWrites most writes in one INSERT
+	 * @param maxBatchWrites most writes in one INSERT (and one claim round); a glob delete
+	 * submits this many at a time
 	 * @param maxBatchSize most document bytes in one INSERT
 	 * @param maxInFlight document bytes accepted but not yet durable; beyond it writes are
 	 * refused with 503 and Retry-After instead of queueing without bound
@@ -58,7 +59,7 @@ record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duratio
 	 * 1 is best where the engine's CPU is the limit (fewer, larger batches), more pays where
 	 * round trips to a remote server are
 	 */
-	record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("1000") @Min(1) int maxBatchWrites,
+	record Writer(@DefaultValue("5ms") Duration linger, @DefaultValue("10000") @Min(1) int maxBatchWrites,
 			@DefaultValue("8MB") DataSize maxBatchSize, @DefaultValue("64MB") DataSize maxInFlight,
 			@DefaultValue("30s") Duration timeout, @DefaultValue("100") @Min(1) int maxAttempts,
 			@DefaultValue("1") @Min(1) int concurrency) {

@@ -137,6 +137,11 @@ class ChangelogWriter implements SmartLifecycle {
 		return this.properties.timeout();
 	}
 
+	/** The most writes one batch (a claim round, one INSERT) takes. */
+	int maxBatchWrites() {
+		return this.properties.maxBatchWrites();
+	}
+
 	/**
 	 * Waits for a submitted write, at most the configured timeout.
 	 * @throws WriteUnavailableException when it did not finish in time: its outcome is unknown

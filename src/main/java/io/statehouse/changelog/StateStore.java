@@ -47,6 +47,11 @@ public class StateStore {
 		return Instant.now().minus(this.writer.timeout()).truncatedTo(ChronoUnit.MILLIS);
 	}
 
+	/** The most writes that share one claim round: a bulk write submits this many at a time. */
+	public int writesPerRound() {
+		return this.writer.maxBatchWrites();
+	}
+
 	/** A given version of an id. */
 	public Optional<StoredState> version(String id, long version) {
 		return this.repository.version(id, version);

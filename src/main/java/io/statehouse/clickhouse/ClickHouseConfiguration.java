@@ -64,7 +64,7 @@ class ClickHouseConfiguration {
 		// A 2xx must mean durable: never let the server buffer an INSERT and answer before the
 		// write (newer servers and ClickHouse Cloud default to asynchronous inserts).
 		config.addDataSourceProperty(DriverProperties.serverSetting("async_insert"), "0");
-		// A batch names its ids in the statement (up to 1,000 writes, or an export page of 10,000
+		// A batch names its ids in the statement (up to 10,000 writes, or an export page of 10,000
 		// ids, each up to 255 characters): far more than the 256 KiB ClickHouse parses by default.
 		config.addDataSourceProperty(DriverProperties.serverSetting("max_query_size"), String.valueOf(MAX_QUERY_BYTES));
 		// Every statement here reads or writes a few rows (bulk work is paged): one thread each. A

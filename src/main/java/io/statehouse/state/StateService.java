@@ -282,8 +282,9 @@ class StateService {
 
 	/**
 	 * Deletes every live state whose id matches a glob (Meltano's {@code state clear --all}), a
-	 * page at a time: a page's deletes share INSERTs, the next page is read while they are
-	 * written, and memory holds two pages whatever the number of matches.
+	 * page at a time: a page is as many deletes as share one claim round (one INSERT), the next
+	 * page is read while they are written, and memory holds two pages whatever the number of
+	 * matches.
 	 * @param caller who deletes: only ids it may touch are deleted, and it is their writer
 	 * @return how many this call deleted
 	 */
@@ -295,7 +296,8 @@ class StateService {
 		String like = match.toLike();
 		List<String> visible = caller.ids().toLike();
 		int deleted = 0;
-		List<StateSummary> page = this.store.list("", like, visible, null, Page.MAX_SIZE);
+		int pageSize = this.store.writesPerRound();
+		List<StateSummary> page = this.store.list("", like, visible, null, pageSize);
 		while (!page.isEmpty()) {
 			List<CompletableFuture<Committed>> writes = new ArrayList<>();
 			for (StateSummary summary : page) {
@@ -304,8 +306,8 @@ class StateService {
 			List<StateSummary> next = List.of();
 			try {
 				// The ids after this page's last, read while its deletes are written (they change none of them).
-				if (page.size() == Page.MAX_SIZE) {
-					next = this.store.list("", like, visible, page.get(page.size() - 1).id(), Page.MAX_SIZE);
+				if (page.size() == pageSize) {
+					next = this.store.list("", like, visible, page.get(page.size() - 1).id(), pageSize);
 				}
 			}
 			finally {

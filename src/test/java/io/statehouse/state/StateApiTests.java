@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.support.Race;
-import io.statehouse.shared.Page;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
@@ -18,12 +17,17 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The state API over real HTTP on a real engine. */
 @StatehouseTest
+@TestPropertySource(properties = "statehouse.changelog.writer.max-batch-writes=" + StateApiTests.WRITES_PER_ROUND)
 class StateApiTests {
+
+	/** Small, so that a glob delete takes pages of it: a page is one claim round. */
+	static final int WRITES_PER_ROUND = 300;
 
 	@Autowired
 	JdbcClient jdbc;
@@ -463,8 +467,8 @@ class StateApiTests {
 	}
 
 	@Test
-	void deletesMatchesBeyondOnePageOfTheListing() throws Exception {
-		int states = Page.MAX_SIZE + 50;
+	void deletesMatchesOverSeveralPagesOfOneRoundEach() throws Exception {
+		int states = 2 * WRITES_PER_ROUND + 50;
 		Race.run(16, (writer) -> {
 			for (int i = writer; i < states; i += 16) {
 				assertThat(this.client.put("/states/bulk:" + i, "{}").status()).isEqualTo(201);
