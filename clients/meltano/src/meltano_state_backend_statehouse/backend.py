@@ -138,8 +138,8 @@ class StatehouseStateStoreManager(StateStoreManager):
         sid = self._id(state_id)
         if _in_meltano_run() and self._leases.held(sid) is None:
             self._leases.acquire(sid, owner=_owner(), run_scoped=True)
-        written = self._written_under_lease(sid)
-        if written is not None and sid in self._scopes:
+        written = self._written_under_lease(sid) if sid in self._scopes else None
+        if written is not None:
             self._remember_read(sid, written.etag)
             return _Remembered.from_json(state_id, written.document)
         return self._read(state_id, sid)
