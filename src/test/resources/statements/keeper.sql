@@ -192,11 +192,11 @@ FROM (
                   (slot, -toInt64(_block_number), -toInt64(_block_offset))) AS w
     FROM `statehouse`.`changelog`
     WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition) AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND written_at <= fromUnixTimestamp64Milli(:toPosition)
-    GROUP BY state_id)))
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id)))
     GROUP BY state_id
 ) AS n
 LEFT ANY JOIN (
@@ -239,13 +239,12 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, '' AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id] AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id]
-    GROUP BY state_id))) AS held
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id))) AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
@@ -258,13 +257,12 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 SELECT * FROM (SELECT state_id, version, slot, claim_id, parent, deleted, if((state_id, version) IN arrayZip(:wantedIds, :wantedVersions), document, '') AS body, fencing, written_at AS updated_at,
        if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, length(document) AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id] AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 AND slot > (SELECT maxMap(map(state_id, slot)) FROM `statehouse`.`state` WHERE state_id IN :ids)[state_id]
-    GROUP BY state_id))) AS held
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id))) AS held
 FROM `statehouse`.`changelog`
 WHERE state_id IN :ids AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
@@ -277,13 +275,12 @@ SETTINGS max_execution_time = 1, keeper_max_retries = 0;
 SELECT * FROM (SELECT version, slot, claim_id, parent, deleted, if(version = :version, document, '') AS body, fencing,
        written_at AS updated_at, if(restored_from > 0, 'restore', toString(operation)) AS operation, restored_from, 0 AS size_bytes, written_by,
        _block_number AS block_number, _block_offset AS block_offset, 0 AS materialized, (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
-AND slot > (SELECT max(slot) FROM `statehouse`.`state` WHERE state_id = :id) AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE state_id = :id AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 AND slot > (SELECT max(slot) FROM `statehouse`.`state` WHERE state_id = :id)
-    GROUP BY state_id))) AS held
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id))) AS held
 FROM `statehouse`.`changelog`
 WHERE state_id = :id AND version >= :version AND toUnixTimestamp64Milli(written_at) > (SELECT max(value) FROM `statehouse`.`meta` WHERE key = 'truncated_at')
 UNION ALL
@@ -399,11 +396,11 @@ FROM (
            (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
     FROM `statehouse`.`changelog`
     WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE state_id IN :ids AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
-    GROUP BY state_id)))
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id)))
     UNION ALL
     SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
     FROM `statehouse`.`state` FINAL
@@ -423,13 +420,12 @@ FROM (
     FROM `statehouse`.`changelog`
     WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
-    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM `statehouse`.`changelog`
-WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
-AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition) AND (state_id, slot) IN (
-    SELECT state_id, arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2))
+    SELECT key, holder FROM `statehouse`.`claims` WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) FROM (
+    SELECT DISTINCT state_id, slot
     FROM `statehouse`.`changelog` WHERE startsWith(state_id, :prefix) AND state_id LIKE :pattern AND state_id > :after
 AND arrayExists(p -> state_id LIKE p, [:visible]) AND state_id <= :upTo AND segment >= intDiv(:fromPosition, 3600000) AND written_at > fromUnixTimestamp64Milli(:fromPosition)
-    GROUP BY state_id)))
+    ORDER BY state_id, slot DESC
+    LIMIT 2 BY state_id)))
     GROUP BY state_id, slot
     UNION ALL
     SELECT state_id, slot, version, deleted, length(document), updated_at, 1

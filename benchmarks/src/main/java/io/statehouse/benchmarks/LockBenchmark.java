@@ -114,8 +114,9 @@ public final class LockBenchmark {
 				Service a = instance(engine, credentials);
 				Service b = instance(engine, credentials)) {
 			// Warm both paths up first.
-			handOff(a, a, "bench:warm", 20);
-			handOff(a, b, "bench:warm", 20);
+			int warmHandOffs = Parameters.count("warmHandOffs", 20, 1);
+			handOff(a, a, "bench:warm", warmHandOffs);
+			handOff(a, b, "bench:warm", warmHandOffs);
 			double[] same = handOff(a, a, "bench:same", rounds);
 			double[] other = handOff(a, b, "bench:other", rounds);
 			System.out.printf("Hand-off to a waiter (%d rounds each): same instance p50 %.1f ms p99 %.1f ms; "
