@@ -4,6 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -150,9 +152,60 @@ public final class CoordinationBenchmark {
 			System.out.printf("  Keeper PUT at 64 callers vs one INSERT per write: %.2fx (%,.0f vs %,.0f ops/s)%n",
 					Load.median(putRate.get("keeper")) / Load.median(singleRate), Load.median(putRate.get("keeper")),
 					Load.median(singleRate));
+			statementShapes(keeper, JdbcClient.create(widePool), seeded, Parameters.count("shapeStatements", 300, 5));
 			widePool.close();
 
 			steadyKeys(keeper, jdbc, steady, sample, window);
+		}
+	}
+
+	/**
+	 * What the shapes of a Keeper-mode point read cost the engine, through the driver, one caller:
+	 * the newest version of one id without the arbiter's filter, with it as it was (the tail read
+	 * twice to pick each id's two highest slots), and as it is (picked in one pass), beside
+	 * {@code SELECT 1} and a look-up of one claim key (what a read asks next: whether the version
+	 * after the newest is claimed). The tail is the PUTs above: a claim window of them.
+	 */
+	private static void statementShapes(Service keeper, JdbcClient jdbc, int seeded, int statements) {
+		ClickHouseSchema schema = keeper.bean(ClickHouseSchema.class);
+		String changelog = schema.table("changelog");
+		String claims = schema.table("claims");
+		String id = "'bench:seed:" + (seeded / 2) + "'";
+		String tail = "state_id IN (" + id + ") AND written_at > now64(3) - INTERVAL 1 HOUR";
+		String newest = """
+				SELECT state_id, argMax(row, rank) AS newest
+				FROM (
+				    SELECT state_id, (version, deleted, document, fencing, written_at, claim_id, parent, slot) AS row,
+				           (slot, 0, -toInt64(_block_number), -toInt64(_block_offset)) AS rank
+				    FROM %1$s WHERE %3$s %4$s
+				    UNION ALL
+				    SELECT state_id, (version, deleted, document, fencing, updated_at, claim_id, parent, slot), (slot, 1, 0, 0)
+				    FROM %2$s FINAL WHERE state_id IN (%5$s))
+				GROUP BY state_id""";
+		String held = """
+				AND (concat('state|', toString(slot), '|', state_id), toString(claim_id)) IN (
+				    SELECT key, holder FROM %s WHERE key IN (SELECT concat('state|', toString(slot), '|', state_id) %s))""";
+		String twoReads = held.formatted(claims, ("FROM %1$s WHERE %2$s AND (state_id, slot) IN (SELECT state_id, "
+				+ "arrayJoin(arraySlice(arrayReverseSort(groupUniqArray(slot)), 1, 2)) FROM %1$s WHERE %2$s GROUP BY state_id)")
+			.formatted(changelog, tail));
+		String onePass = held.formatted(claims, ("FROM (SELECT DISTINCT state_id, slot FROM %s WHERE %s ORDER BY state_id, "
+				+ "slot DESC LIMIT 2 BY state_id)").formatted(changelog, tail));
+		Map<String, String> shapes = new LinkedHashMap<>();
+		shapes.put("SELECT 1", "SELECT 1");
+		shapes.put("claim key look-up", "SELECT key, holder FROM " + claims + " WHERE key IN ('state|1|x')");
+		shapes.put("newest, no arbiter", newest.formatted(changelog, schema.table("state"), tail, "", id));
+		shapes.put("newest, held: tail read twice", newest.formatted(changelog, schema.table("state"), tail, twoReads, id));
+		shapes.put("newest, held: one pass", newest.formatted(changelog, schema.table("state"), tail, onePass, id));
+		System.out.printf("A Keeper-mode point read's shapes, one caller, %d statements each, p50 (ms):%n", statements);
+		for (Map.Entry<String, String> shape : shapes.entrySet()) {
+			long[] nanos = new long[statements];
+			for (int i = 0; i < statements; i++) {
+				long began = System.nanoTime();
+				jdbc.sql(shape.getValue()).query().listOfRows();
+				nanos[i] = System.nanoTime() - began;
+			}
+			Arrays.sort(nanos);
+			System.out.printf("  %-32s %7.2f%n", shape.getKey(), nanos[statements / 2] / 1e6);
 		}
 	}
 
