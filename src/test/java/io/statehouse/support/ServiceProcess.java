@@ -1,6 +1,10 @@
 package io.statehouse.support;
 
+import java.io.IOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +18,8 @@ import io.statehouse.StatehouseApplication;
 public final class ServiceProcess implements AutoCloseable {
 
 	private static final Pattern STARTED = Pattern.compile("Tomcat started on port (\\d+)");
+
+	private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
 
 	private final JavaProcess process;
 
@@ -35,15 +41,38 @@ public final class ServiceProcess implements AutoCloseable {
 		JavaProcess process = JavaProcess.start(workingDirectory, StatehouseApplication.class, List.of("-Xmx512m"),
 				arguments);
 		try {
-			Matcher started = STARTED.matcher(process.awaitLine((line) -> STARTED.matcher(line).find(),
-					Duration.ofSeconds(120)));
+			long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+			Matcher started = STARTED.matcher(process.awaitLine((line) -> STARTED.matcher(line).find(), START_TIMEOUT));
 			started.find();
-			return new ServiceProcess(process, Integer.parseInt(started.group(1)));
+			ServiceProcess service = new ServiceProcess(process, Integer.parseInt(started.group(1)));
+			service.awaitLive(deadline);
+			return service;
 		}
 		catch (RuntimeException ex) {
 			process.kill();
 			throw ex;
 		}
+	}
+
+	/**
+	 * Waits until the instance says it is live: its web server answers before its context has
+	 * finished starting, and until then the liveness probe says 503.
+	 */
+	private void awaitLive(long deadline) throws InterruptedException {
+		HttpRequest probe = HttpRequest.newBuilder(uri("/actuator/health/liveness")).timeout(Duration.ofSeconds(5)).build();
+		HttpClient http = HttpClient.newHttpClient();
+		while (System.nanoTime() < deadline) {
+			try {
+				if (http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+					return;
+				}
+			}
+			catch (IOException ex) {
+				// Not answering yet.
+			}
+			Thread.sleep(20);
+		}
+		throw new IllegalStateException("Not live within " + START_TIMEOUT + ":\n" + output());
 	}
 
 	public URI uri(String path) {

@@ -7,7 +7,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.statehouse.changelog.FeedCursor;
@@ -56,18 +59,18 @@ public final class Watchers {
 		System.exit(0);
 	}
 
-	/** One stream, followed for as long as the process runs. */
-	private static final class Watcher implements Flow.Subscriber<String> {
+	/**
+	 * One stream, followed for as long as the process runs: each connection is an attempt of its
+	 * own, and an attempt that ends — its body completed or failed, or its request failed before a
+	 * body began (a refused or reset connection) — is followed by exactly one more.
+	 */
+	private static final class Watcher {
 
 		private final String url;
 
 		private volatile FeedCursor last;
 
-		private boolean subscribed;
-
-		private String pendingId;
-
-		private boolean change;
+		private final AtomicBoolean begun = new AtomicBoolean();
 
 		Watcher(String url) {
 			this.url = url;
@@ -79,55 +82,75 @@ public final class Watchers {
 			if (this.last != null) {
 				request.header("Last-Event-ID", this.last.toString());
 			}
-			CLIENT.sendAsync(request.build(), HttpResponse.BodyHandlers.fromLineSubscriber(this));
-		}
-
-		@Override
-		public void onSubscribe(Flow.Subscription subscription) {
-			if (!this.subscribed) {
-				this.subscribed = true;
-				begun.incrementAndGet();
-			}
-			subscription.request(Long.MAX_VALUE);
-		}
-
-		@Override
-		public void onNext(String line) {
-			if (line.startsWith("id:")) {
-				this.pendingId = line.substring(3).trim();
-			}
-			else if (line.startsWith("data:")) {
-				this.change = line.contains("\"version\"");
-			}
-			else if (line.isEmpty() && this.pendingId != null) {
-				FeedCursor cursor = FeedCursor.parse(this.pendingId);
-				if (this.change) {
-					if (this.last != null && cursor.compareTo(this.last) <= 0) {
-						disorders.incrementAndGet();
+			Attempt attempt = new Attempt();
+			CLIENT.sendAsync(request.build(), HttpResponse.BodyHandlers.fromLineSubscriber(attempt))
+				.whenComplete((response, failure) -> {
+					if (failure != null) {
+						attempt.end();
 					}
-					events.incrementAndGet();
+				});
+		}
+
+		/** One connection's lines. */
+		private final class Attempt implements Flow.Subscriber<String> {
+
+			private final AtomicBoolean ended = new AtomicBoolean();
+
+			private String pendingId;
+
+			private boolean change;
+
+			@Override
+			public void onSubscribe(Flow.Subscription subscription) {
+				if (Watcher.this.begun.compareAndSet(false, true)) {
+					Watchers.begun.incrementAndGet();
 				}
-				if (this.last == null || cursor.compareTo(this.last) > 0) {
-					this.last = cursor;
-				}
-				this.pendingId = null;
-				this.change = false;
+				subscription.request(Long.MAX_VALUE);
 			}
-		}
 
-		@Override
-		public void onError(Throwable failure) {
-			again();
-		}
+			@Override
+			public void onNext(String line) {
+				if (line.startsWith("id:")) {
+					this.pendingId = line.substring(3).trim();
+				}
+				else if (line.startsWith("data:")) {
+					this.change = line.contains("\"version\"");
+				}
+				else if (line.isEmpty() && this.pendingId != null) {
+					FeedCursor cursor = FeedCursor.parse(this.pendingId);
+					FeedCursor last = Watcher.this.last;
+					if (this.change) {
+						if (last != null && cursor.compareTo(last) <= 0) {
+							disorders.incrementAndGet();
+						}
+						events.incrementAndGet();
+					}
+					if (last == null || cursor.compareTo(last) > 0) {
+						Watcher.this.last = cursor;
+					}
+					this.pendingId = null;
+					this.change = false;
+				}
+			}
 
-		@Override
-		public void onComplete() {
-			again();
-		}
+			@Override
+			public void onError(Throwable failure) {
+				end();
+			}
 
-		private void again() {
-			reconnects.incrementAndGet();
-			connect();
+			@Override
+			public void onComplete() {
+				end();
+			}
+
+			/** Connects again, once per attempt, a moment later (a server that refuses is not hammered). */
+			void end() {
+				if (this.ended.compareAndSet(false, true)) {
+					reconnects.incrementAndGet();
+					CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS).execute(Watcher.this::connect);
+				}
+			}
+
 		}
 
 	}
