@@ -85,11 +85,15 @@ public final class EventStream implements AutoCloseable {
 		}
 	}
 
-	/** The next {@code count} changes (unnamed events), skipping bookmarks. */
+	/** The next {@code count} changes (unnamed events), skipping bookmarks; fails at once if the stream ends first. */
 	public List<Event> changes(int count, Duration timeout) throws InterruptedException {
 		List<Event> changes = new ArrayList<>();
 		while (changes.size() < count) {
-			changes.add(next(Event::isChange, timeout));
+			Event event = next((candidate) -> candidate.isChange() || candidate.isEnd(), timeout);
+			if (event.isEnd()) {
+				throw new AssertionError("Stream ended after " + changes.size() + " of " + count + " changes: " + event);
+			}
+			changes.add(event);
 		}
 		return changes;
 	}
@@ -140,6 +144,11 @@ public final class EventStream implements AutoCloseable {
 
 		public boolean isChange() {
 			return this.name.equals("message");
+		}
+
+		/** The server's last event on a stream: it says why the stream ended and where it stood. */
+		public boolean isEnd() {
+			return this.name.equals("end");
 		}
 
 		public JsonNode json() {

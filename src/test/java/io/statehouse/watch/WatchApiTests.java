@@ -96,12 +96,30 @@ class WatchApiTests {
 		body.append("{\"end\":true,\"lines\":%d}\n".formatted(states));
 		assertThat(this.client.send("POST", "/states:import", "application/x-ndjson",
 				body.toString().getBytes(StandardCharsets.UTF_8)).status()).isEqualTo(200);
-		try (EventStream all = this.client.stream("/changes?from=oldest&prefix=" + StatehouseClient.segment(prefix))) {
-			List<String> ids = all.changes(states, patience()).stream().map((event) -> event.json().get("id").asString()).toList();
-			assertThat(ids).doesNotHaveDuplicates().hasSize(states);
-			assertThatThrownBy(() -> all.next(Event::isChange, Duration.ofSeconds(1))).as("nothing more")
-				.isInstanceOf(AssertionError.class);
+		// A client that fell behind (a stall of this JVM on a busy machine) is cut off with its cursor
+		// and resumes from it, as any client does: the changes it gets are still each one once.
+		List<String> ids = new ArrayList<>();
+		String resumeFrom = null;
+		while (ids.size() < states) {
+			String path = "/changes?prefix=" + StatehouseClient.segment(prefix);
+			try (EventStream all = (resumeFrom != null) ? this.client.stream(path, "Accept", "text/event-stream", "Last-Event-ID", resumeFrom)
+					: this.client.stream(path + "&from=oldest")) {
+				while (ids.size() < states) {
+					Event event = all.next((candidate) -> candidate.isChange() || candidate.isEnd(), patience());
+					resumeFrom = event.id();
+					if (event.isEnd()) {
+						assertThat(event.json().get("reason").asString()).isEqualTo("slow-consumer");
+						break;
+					}
+					ids.add(event.json().get("id").asString());
+				}
+				if (ids.size() == states) {
+					assertThatThrownBy(() -> all.next(Event::isChange, Duration.ofSeconds(1))).as("nothing more")
+						.isInstanceOf(AssertionError.class);
+				}
+			}
 		}
+		assertThat(ids).doesNotHaveDuplicates().hasSize(states);
 	}
 
 	@Test
