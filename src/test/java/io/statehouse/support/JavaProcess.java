@@ -117,6 +117,10 @@ public final class JavaProcess implements AutoCloseable {
 		}
 	}
 
+	public boolean isAlive() {
+		return this.process.isAlive();
+	}
+
 	public long pid() {
 		return this.process.pid();
 	}

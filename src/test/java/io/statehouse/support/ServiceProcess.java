@@ -1,10 +1,6 @@
 package io.statehouse.support;
 
-import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +9,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.statehouse.StatehouseApplication;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 
 /** A Statehouse service instance in its own JVM, on a free port. */
 public final class ServiceProcess implements AutoCloseable {
@@ -58,21 +57,19 @@ public final class ServiceProcess implements AutoCloseable {
 	 * Waits until the instance says it is live: its web server answers before its context has
 	 * finished starting, and until then the liveness probe says 503.
 	 */
-	private void awaitLive(long deadline) throws InterruptedException {
-		HttpRequest probe = HttpRequest.newBuilder(uri("/actuator/health/liveness")).timeout(Duration.ofSeconds(5)).build();
-		HttpClient http = HttpClient.newHttpClient();
-		while (System.nanoTime() < deadline) {
-			try {
-				if (http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-					return;
-				}
-			}
-			catch (IOException ex) {
-				// Not answering yet.
-			}
-			Thread.sleep(20);
+	private void awaitLive(long deadline) {
+		StatehouseClient client = StatehouseClient.forPort(this.port);
+		try {
+			Awaitility.await("instance live")
+				.atMost(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))
+				.pollInterval(Duration.ofMillis(20))
+				.failFast("the child exited", () -> !this.process.isAlive())
+				.ignoreExceptions()
+				.until(() -> client.get("/actuator/health/liveness").status() == 200);
 		}
-		throw new IllegalStateException("Not live within " + START_TIMEOUT + ":\n" + output());
+		catch (ConditionTimeoutException | TerminalFailureException ex) {
+			throw new IllegalStateException(ex.getMessage() + ":\n" + output(), ex);
+		}
 	}
 
 	public URI uri(String path) {
