@@ -2,6 +2,7 @@ package io.statehouse.changelog;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -9,7 +10,10 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.statehouse.changelog.ChangelogRepository.FeedRow;
+import io.statehouse.changelog.ChangelogRepository.Verdict;
 
 /**
  * The changelog as a feed of committed changes, read from a {@link FeedCursor} on: only the
@@ -17,7 +21,8 @@ import io.statehouse.changelog.ChangelogRepository.FeedRow;
  * order — by commit, each change as soon as it is committed; by write time (Keeper), once it is
  * a claim window old and so decided. A cursor whose next changes were truncated is refused,
  * never answered with a gap. Whoever follows the feed on this instance also learns of this
- * instance's commits the moment they are made ({@link #onCommit}).
+ * instance's commits the moment they are made ({@link #onCommit}), and the feed does not ask
+ * ClickHouse again which of this instance's recent claims won: their writer was told.
  */
 public class ChangeFeed {
 
@@ -30,6 +35,15 @@ public class ChangeFeed {
 	private final Duration claimWindow;
 
 	private final List<Consumer<Map<String, Long>>> commitListeners = new CopyOnWriteArrayList<>();
+
+	/**
+	 * Whether each of this instance's recent claims won, as its writer was answered: a verdict
+	 * is final, and the reader of the feed that a commit wakes reads it at once.
+	 */
+	private final Cache<UUID, Boolean> decided = Caffeine.newBuilder().maximumSize(DECIDED_KEPT).build();
+
+	/** Claims whose verdicts are kept: several seconds of writes at a thousand a second. */
+	static final int DECIDED_KEPT = 16_384;
 
 	ChangeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
 			Duration claimWindow) {
@@ -73,9 +87,11 @@ public class ChangeFeed {
 		if (rows.isEmpty()) {
 			return new Changes(List.of(), after, false);
 		}
-		Set<UUID> won = this.repository.won(rows);
+		Map<UUID, Boolean> known = this.decided.getAllPresent(rows.stream().map(FeedRow::claimId).toList());
+		List<FeedRow> unknown = rows.stream().filter((row) -> !known.containsKey(row.claimId())).toList();
+		Set<UUID> won = unknown.isEmpty() ? Set.of() : this.repository.won(unknown);
 		List<ChangeEvent> events = rows.stream()
-			.filter((row) -> won.contains(row.claimId()))
+			.filter((row) -> known.getOrDefault(row.claimId(), false) || won.contains(row.claimId()))
 			.map(FeedRow::event)
 			.toList();
 		return new Changes(events, rows.get(rows.size() - 1).event().cursor(), rows.size() == limit);
@@ -110,8 +126,27 @@ public class ChangeFeed {
 		this.commitListeners.add(listener);
 	}
 
-	void committed(Map<String, Long> won) {
-		this.commitListeners.forEach((listener) -> listener.accept(won));
+	/**
+	 * Told by this instance's writer of a batch's verdicts, before it answers them: remembers the
+	 * final ones, then tells the listeners of the writes that won.
+	 */
+	void decided(Map<VersionClaim, Verdict> verdicts) {
+		Map<String, Long> won = new HashMap<>();
+		verdicts.forEach((claim, verdict) -> {
+			switch (verdict.outcome()) {
+				case WON -> {
+					this.decided.put(claim.claimId(), true);
+					won.merge(claim.id(), claim.version(), Math::max);
+				}
+				case LOST -> this.decided.put(claim.claimId(), false);
+				case ABSENT, UNKNOWN -> {
+					// Not decided here: the feed asks ClickHouse.
+				}
+			}
+		});
+		if (!won.isEmpty()) {
+			this.commitListeners.forEach((listener) -> listener.accept(won));
+		}
 	}
 
 	/**

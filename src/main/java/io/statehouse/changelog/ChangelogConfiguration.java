@@ -66,7 +66,7 @@ class ChangelogConfiguration {
 	ChangelogWriter changelogWriter(ChangelogRepository repository, ClaimArbiter arbiter, ReadBack readBack,
 			TailWatermark tail, ChangeFeed feed, ChangelogProperties properties, MeterRegistry meters) {
 		return new ChangelogWriter(
-				new ClaimRound(repository, arbiter, tail, properties.writer(), readBack, feed::committed, meters),
+				new ClaimRound(repository, arbiter, tail, properties.writer(), readBack, feed::decided, meters),
 				properties.writer(), meters);
 	}
 

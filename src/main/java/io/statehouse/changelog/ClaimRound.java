@@ -61,16 +61,16 @@ class ClaimRound {
 
 	private final Counter lostClaims;
 
-	private final Consumer<Map<String, Long>> committed;
+	private final Consumer<Map<VersionClaim, Verdict>> decided;
 
-	/** @param committed told after a batch in which a write won: of each id written, the newest version that won */
+	/** @param decided told of each batch's verdicts before they are answered */
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
-			ChangelogProperties.Writer properties, ReadBack readBack, Consumer<Map<String, Long>> committed,
+			ChangelogProperties.Writer properties, ReadBack readBack, Consumer<Map<VersionClaim, Verdict>> decided,
 			MeterRegistry meters) {
 		this.repository = repository;
 		this.arbiter = arbiter;
 		this.tail = tail;
-		this.committed = committed;
+		this.decided = decided;
 		this.maxAttempts = properties.maxAttempts();
 		this.maxInsertBytes = properties.maxBatchSize().toBytes();
 		// The outcome of a batch is sought no longer than its writes wait for their answers.
@@ -136,15 +136,7 @@ class ClaimRound {
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
 			return List.of();
 		}
-		Map<String, Long> won = new HashMap<>();
-		verdicts.forEach((claim, verdict) -> {
-			if (verdict.outcome() == Verdict.Outcome.WON) {
-				won.merge(claim.id(), claim.version(), Math::max);
-			}
-		});
-		if (!won.isEmpty()) {
-			this.committed.accept(won);
-		}
+		this.decided.accept(verdicts);
 		List<PendingWrite> retries = new ArrayList<>();
 		for (PendingClaim claim : claims) {
 			PendingWrite pending = claim.pending();

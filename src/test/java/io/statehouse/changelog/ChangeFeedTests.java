@@ -1,16 +1,30 @@
 package io.statehouse.changelog;
 
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 import io.statehouse.changelog.ChangelogRepository.FeedRow;
+import io.statehouse.changelog.ChangelogRepository.Verdict;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.ArgumentMatchers.argThat;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.when;
 
-/** The cursors the feed gives its rows: the last row at a position stands after that whole position. */
+/**
+ * The cursors the feed gives its rows (the last row at a position stands after that whole
+ * position), and which rows it asks ClickHouse about (those whose verdicts this instance was not told).
+ */
 @Tag("fast")
 class ChangeFeedTests {
 
@@ -41,6 +55,39 @@ class ChangeFeedTests {
 		assertThat(new FeedCursor(7, 7, 3)).as("rows after it at 7 may be gone").isLessThan(FeedCursor.after(7));
 		assertThat(FeedCursor.parse("7")).isEqualTo(FeedCursor.after(7));
 		assertThat(FeedCursor.parse("7.7.3")).isEqualTo(new FeedCursor(7, 7, 3));
+	}
+
+	@Test
+	void theFeedAsksClickHouseOnlyAboutClaimsThisInstanceDidNotDecide() {
+		ChangelogRepository repository = mock(ChangelogRepository.class);
+		ChangeFeed feed = new ChangeFeed(repository, mock(MaterializerRepository.class), new TailWatermark(),
+				Duration.ZERO);
+		FeedRow wonHere = row(5, 0);
+		FeedRow lostHere = row(5, 1);
+		FeedRow written = row(6, 0);
+		FeedRow elsewhere = row(7, 0);
+		List<Map<String, Long>> told = new ArrayList<>();
+		feed.onCommit(told::add);
+		feed.decided(Map.of(claim(wonHere), Verdict.won(Instant.EPOCH), claim(lostHere), Verdict.LOST, claim(written),
+				Verdict.UNKNOWN));
+		assertThat(told).as("the writes that won").containsExactly(Map.of("a", 1L));
+		when(repository.changes(any(), anyInt())).thenReturn(List.of(wonHere, lostHere, written, elsewhere));
+		when(repository.won(any())).thenReturn(Set.of(elsewhere.claimId()));
+		assertThat(feed.read(FeedCursor.after(4), 10).events()).extracting((event) -> event.cursor().toString())
+			.containsExactly("5.5.0", "7");
+		when(repository.changes(any(), anyInt())).thenReturn(List.of(wonHere, lostHere));
+		assertThat(feed.read(FeedCursor.after(4), 10).events()).extracting((event) -> event.cursor().toString())
+			.containsExactly("5.5.0");
+		verify(repository).won(argThat((rows) -> rows.stream()
+			.map(FeedRow::claimId)
+			.toList()
+			.equals(List.of(written.claimId(), elsewhere.claimId()))));
+		verify(repository).won(any());
+	}
+
+	private static VersionClaim claim(FeedRow row) {
+		return new VersionClaim(row.event().id(), row.event().version(), row.slot(), Change.delete(0, "open"),
+				row.claimId(), VersionClaim.NONE, null, false);
 	}
 
 }
