@@ -14,11 +14,17 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Each thing a lock does shows in its meter, and only there. */
+/**
+ * Each thing a lock does shows in its meter, and only there. In an application context of its
+ * own (a property only it sets), so in a database of its own: the count of live leases is the whole
+ * database's, and leases of the classes that share the default context lapse as they please.
+ */
 @StatehouseTest
+@TestPropertySource(properties = "statehouse.test.context=lock-metrics")
 class LockMetricsTests {
 
 	@Autowired
