@@ -14,6 +14,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.statehouse.changelog.ChangelogRepository.FeedRow;
 import io.statehouse.changelog.ChangelogRepository.Verdict;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The changelog as a feed of committed changes, read from a {@link FeedCursor} on: only the
@@ -25,6 +26,9 @@ import io.statehouse.changelog.ChangelogRepository.Verdict;
  * ClickHouse again which of this instance's recent claims won: their writer was told.
  */
 public class ChangeFeed {
+
+	/** Claims whose verdicts are kept: several seconds of writes at a thousand a second. */
+	private static final int DECIDED_KEPT = 16_384;
 
 	private final ChangelogRepository repository;
 
@@ -42,15 +46,23 @@ public class ChangeFeed {
 	 */
 	private final Cache<UUID, Boolean> decided = Caffeine.newBuilder().maximumSize(DECIDED_KEPT).build();
 
-	/** Claims whose verdicts are kept: several seconds of writes at a thousand a second. */
-	static final int DECIDED_KEPT = 16_384;
+	/** How long a truncation floor read serves the feed's reads: see {@link #requireRead}. */
+	private final long floorTrustedNanos;
 
+	/** The truncation floor as last read for the feed, and when that read was sent. */
+	private volatile @Nullable FloorRead floorRead;
+
+	/**
+	 * @param grace how long a truncation floor is recorded before parts below it are dropped (the
+	 * materializer's grace, the same on every instance)
+	 */
 	ChangeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
-			Duration claimWindow) {
+			Duration claimWindow, Duration grace) {
 		this.repository = repository;
 		this.materializer = materializer;
 		this.tail = tail;
 		this.claimWindow = claimWindow;
+		this.floorTrustedNanos = grace.toNanos() / 4;
 	}
 
 	/** After every change decided so far: where a feed that starts now begins. */
@@ -81,9 +93,7 @@ public class ChangeFeed {
 	 */
 	public Changes read(FeedCursor after, int limit) {
 		List<FeedRow> rows = settled(this.repository.changes(after, limit), limit);
-		// The floor is read after the rows: parts are dropped only below a floor recorded earlier,
-		// so a floor still at or below the cursor now means nothing after it was gone then.
-		requireRetained(after);
+		requireRead(after);
 		if (rows.isEmpty()) {
 			return new Changes(List.of(), after, false);
 		}
@@ -95,6 +105,27 @@ public class ChangeFeed {
 			.map(FeedRow::event)
 			.toList();
 		return new Changes(events, rows.get(rows.size() - 1).event().cursor(), rows.size() == limit);
+	}
+
+	/**
+	 * Checks that no row after {@code after} was gone when the rows after it were just read. Parts
+	 * are dropped only below a floor recorded a grace period earlier, so a floor at or below the
+	 * cursor read after the rows, or read less than a quarter of the grace before them, means that
+	 * nothing after the cursor was gone then: a floor recorded since drops nothing for a grace
+	 * period. A follower's poll thus reads the floor once in a while, not each time.
+	 * @throws FeedCursorGoneException if changes after the cursor may have been truncated
+	 */
+	private void requireRead(FeedCursor after) {
+		long now = System.nanoTime();
+		FloorRead known = this.floorRead;
+		if (known == null || now - known.sentAt() > this.floorTrustedNanos) {
+			known = new FloorRead(this.repository.floor(), now);
+			this.floorRead = known;
+		}
+		FeedCursor oldest = FeedCursor.after(known.floor());
+		if (after.compareTo(oldest) < 0) {
+			throw new FeedCursorGoneException(after, oldest);
+		}
 	}
 
 	/**
@@ -147,6 +178,10 @@ public class ChangeFeed {
 		if (!won.isEmpty()) {
 			this.commitListeners.forEach((listener) -> listener.accept(won));
 		}
+	}
+
+	/** A truncation floor, and when the read that found it was sent ({@link System#nanoTime()}). */
+	private record FloorRead(long floor, long sentAt) {
 	}
 
 	/**

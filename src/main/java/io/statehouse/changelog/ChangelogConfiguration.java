@@ -58,8 +58,9 @@ class ChangelogConfiguration {
 
 	@Bean
 	ChangeFeed changeFeed(ChangelogRepository repository, MaterializerRepository materializer, TailWatermark tail,
-			ClaimArbiter arbiter) {
-		return new ChangeFeed(repository, materializer, tail, arbiter.claimWindow());
+			ClaimArbiter arbiter, ChangelogProperties properties) {
+		return new ChangeFeed(repository, materializer, tail, arbiter.claimWindow(),
+				properties.materializer().grace());
 	}
 
 	@Bean

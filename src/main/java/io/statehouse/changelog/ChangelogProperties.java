@@ -34,7 +34,8 @@ record ChangelogProperties(@DefaultValue("1h") @DurationMin(seconds = 1) Duratio
 	 * @param enabled whether this instance materializes and truncates
 	 * @param interval pause between runs
 	 * @param grace how long a cut (or a truncation floor) must have been recorded before truncation
-	 * acts on it
+	 * acts on it; the same on every instance: the change feed trusts a floor it read for a quarter
+	 * of it
 	 * @param failureBudget consecutive failed runs after which health reports DOWN
 	 */
 	record Materializer(@DefaultValue("true") boolean enabled,

@@ -14,16 +14,19 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.argThat;
 import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
 /**
  * The cursors the feed gives its rows (the last row at a position stands after that whole
- * position), and which rows it asks ClickHouse about (those whose verdicts this instance was not told).
+ * position), which rows it asks ClickHouse about (those whose verdicts this instance was not told),
+ * and how often it reads the truncation floor.
  */
 @Tag("fast")
 class ChangeFeedTests {
@@ -60,8 +63,7 @@ class ChangeFeedTests {
 	@Test
 	void theFeedAsksClickHouseOnlyAboutClaimsThisInstanceDidNotDecide() {
 		ChangelogRepository repository = mock(ChangelogRepository.class);
-		ChangeFeed feed = new ChangeFeed(repository, mock(MaterializerRepository.class), new TailWatermark(),
-				Duration.ZERO);
+		ChangeFeed feed = feed(repository, Duration.ZERO);
 		FeedRow wonHere = row(5, 0);
 		FeedRow lostHere = row(5, 1);
 		FeedRow written = row(6, 0);
@@ -83,6 +85,32 @@ class ChangeFeedTests {
 			.toList()
 			.equals(List.of(written.claimId(), elsewhere.claimId()))));
 		verify(repository).won(any());
+	}
+
+	@Test
+	void aFloorReadServesTheFeedsReadsForAQuarterOfTheGrace() {
+		ChangelogRepository repository = mock(ChangelogRepository.class);
+		when(repository.changes(any(), anyInt())).thenReturn(List.of());
+		when(repository.floor()).thenReturn(3L);
+		ChangeFeed trusting = feed(repository, Duration.ofHours(1));
+		trusting.read(FeedCursor.after(4), 10);
+		trusting.read(FeedCursor.after(5), 10);
+		verify(repository, times(1)).floor();
+		assertThatExceptionOfType(FeedCursorGoneException.class)
+			.as("a cursor below the floor last read is gone without a read")
+			.isThrownBy(() -> trusting.read(FeedCursor.after(2), 10));
+		verify(repository, times(1)).floor();
+		ChangeFeed everyTime = feed(repository, Duration.ZERO);
+		everyTime.read(FeedCursor.after(4), 10);
+		everyTime.read(FeedCursor.after(5), 10);
+		verify(repository, times(3)).floor();
+		when(repository.floor()).thenReturn(4L);
+		assertThat(everyTime.read(FeedCursor.after(4), 10).events()).isEmpty();
+		assertThatExceptionOfType(FeedCursorGoneException.class).isThrownBy(() -> everyTime.read(new FeedCursor(4, 4, 0), 10));
+	}
+
+	private static ChangeFeed feed(ChangelogRepository repository, Duration grace) {
+		return new ChangeFeed(repository, mock(MaterializerRepository.class), new TailWatermark(), Duration.ZERO, grace);
 	}
 
 	private static VersionClaim claim(FeedRow row) {
