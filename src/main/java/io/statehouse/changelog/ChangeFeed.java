@@ -80,7 +80,10 @@ public class ChangeFeed {
 	 * @throws FeedCursorGoneException if changes after it were truncated
 	 */
 	public void requireRetained(FeedCursor cursor) {
-		FeedCursor oldest = oldest();
+		requireAfter(cursor, oldest());
+	}
+
+	private static void requireAfter(FeedCursor cursor, FeedCursor oldest) {
 		if (cursor.compareTo(oldest) < 0) {
 			throw new FeedCursorGoneException(cursor, oldest);
 		}
@@ -122,10 +125,7 @@ public class ChangeFeed {
 			known = new FloorRead(this.repository.floor(), now);
 			this.floorRead = known;
 		}
-		FeedCursor oldest = FeedCursor.after(known.floor());
-		if (after.compareTo(oldest) < 0) {
-			throw new FeedCursorGoneException(after, oldest);
-		}
+		requireAfter(after, FeedCursor.after(known.floor()));
 	}
 
 	/**
