@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.Page;
@@ -41,6 +42,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.AsyncRequestNotUsableException;
 import org.springframework.web.context.request.async.DeferredResult;
 
 /** {@code /locks}: advisory leases with fencing tokens. */
@@ -74,7 +76,7 @@ class LockController {
 	@Operation(operationId = "acquireLock", summary = "Acquire a lease",
 			description = "Grants the lock if nobody holds it and no acquisition that asked first still waits for it "
 					+ "(waiting up to `waitSeconds`, in line: waiters on every instance are served in the order they "
-					+ "asked). The answer carries the "
+					+ "asked; one whose client closes its connection leaves the line at once). The answer carries the "
 					+ "lease's secret `token` (also as `Lock-Token`) and a `fencingToken` greater than every earlier "
 					+ "grant's for this id.",
 			responses = @ApiResponse(responseCode = "201", description = "Granted",
@@ -101,7 +103,7 @@ class LockController {
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	DeferredResult<ResponseEntity<GrantResponse>> acquire(
 			@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
-			@Valid @RequestBody AcquireRequest request, Caller caller) {
+			@Valid @RequestBody AcquireRequest request, Caller caller, ClientConnection connection) {
 		Duration wait = Duration.ofSeconds(request.waitOrDefault());
 		CompletableFuture<Lease> lease = this.locks.acquire(id, request.owner(), caller.name(),
 				Duration.ofSeconds(request.ttlOrDefault()), wait);
@@ -122,6 +124,14 @@ class LockController {
 					.body(GrantResponse.of(granted)));
 			}
 		});
+		if (!lease.isDone()) {
+			// A waiter whose client hung up leaves its line at once, not when its wait ends; nobody
+			// reads its answer.
+			answer.onCompletion(connection.onHangUp(() -> {
+				answer.setErrorResult(new AsyncRequestNotUsableException("The client hung up while it waited"));
+				lease.cancel(false);
+			}));
+		}
 		return answer;
 	}
 

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.Ids;
 import io.statehouse.shared.ProblemKinds;
 import io.swagger.v3.oas.models.Components;
@@ -43,8 +44,8 @@ class OpenApiConfiguration {
 	static final String BEARER = "bearer";
 
 	static {
-		// Who calls is the request's token, not a parameter.
-		SpringDocUtils.getConfig().addRequestWrapperToIgnore(Caller.class);
+		// Who calls is the request's token, and the connection is the request's own: not parameters.
+		SpringDocUtils.getConfig().addRequestWrapperToIgnore(Caller.class, ClientConnection.class);
 	}
 
 	/**

@@ -1,5 +1,9 @@
 package io.statehouse.lock;
 
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -134,6 +138,33 @@ class FairLockQueueTests {
 		Response served = patient.get(LIFETIME_SECONDS / 3, TimeUnit.SECONDS);
 		assertThat(served.status()).as("%s", served).isEqualTo(201);
 		assertThat(a.delete("/locks/" + id, "Lock-Token", served.token()).status()).isEqualTo(204);
+	}
+
+	/** Its client's FIN, not the end of its minute's wait, takes it out of the line; the one behind is next. */
+	@Test
+	void aWaiterWhoseClientHangsUpLeavesTheLineAtOnce() throws Exception {
+		String id = "fair:hung-up";
+		StatehouseClient a = this.clients.get(0);
+		StatehouseClient b = this.clients.get(1);
+		String holder = a.acquire(id, "holder", 60, 0).token();
+		byte[] body = "{\"owner\":\"gone\",\"ttlSeconds\":60,\"waitSeconds\":60}".getBytes(StandardCharsets.UTF_8);
+		try (Socket gone = new Socket(InetAddress.getLoopbackAddress(), b.port())) {
+			OutputStream out = gone.getOutputStream();
+			out.write(("POST /locks/" + id + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+					+ "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+			out.write(body);
+			out.flush();
+			await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 1);
+		}
+		long hungUp = System.nanoTime();
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 0);
+		System.out.printf("A waiter whose client hung up left the line within %d ms%n",
+				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungUp));
+		CompletableFuture<Response> behind = waitInLine(b, id, "behind", 1);
+		assertThat(a.delete("/locks/" + id, "Lock-Token", holder).status()).isEqualTo(204);
+		Response served = behind.get(LIFETIME_SECONDS / 3, TimeUnit.SECONDS);
+		assertThat(served.status()).as("%s", served).isEqualTo(201);
+		assertThat(b.delete("/locks/" + id, "Lock-Token", served.token()).status()).isEqualTo(204);
 	}
 
 	@Test
