@@ -42,7 +42,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.context.request.async.AsyncRequestNotUsableException;
 import org.springframework.web.context.request.async.DeferredResult;
 
 /** {@code /locks}: advisory leases with fencing tokens. */
@@ -95,6 +94,8 @@ class LockController {
 			+ "first wait for it; the problem carries `holder` if one holds it (owner, acquiredAt, expiresAt, waiting — "
 			+ "never the token) and `waitingAhead`, how many asked first and still wait",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "408", description = "The client closed its side of the connection while it waited: "
+			+ "it left the line, and nothing is held", content = @Content)
 	@ApiResponse(responseCode = "429", description = "Held, and as many acquisitions wait on this instance as the "
 			+ "caller (or everyone) may have waiting at once (`urn:statehouse:problem:too-many-waiters`); ask again "
 			+ "after `Retry-After` seconds, or without `waitSeconds`",
@@ -125,10 +126,10 @@ class LockController {
 			}
 		});
 		if (!lease.isDone()) {
-			// A waiter whose client hung up leaves its line at once, not when its wait ends; nobody
-			// reads its answer.
+			// A waiter whose client hung up leaves its line at once, not when its wait ends; a client
+			// that only half-closed reads 408.
 			answer.onCompletion(connection.onHangUp(() -> {
-				answer.setErrorResult(new AsyncRequestNotUsableException("The client hung up while it waited"));
+				answer.setResult(ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).build());
 				lease.cancel(false);
 			}));
 		}

@@ -7,13 +7,18 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.Counter;
@@ -39,11 +44,12 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * Notices clients that hang up on a request that waits. An HTTP/1.1 server learns that its client
  * closed the connection only when it reads or writes it, and Tomcat does neither for a parked
  * (asynchronous) request. The kernel knows: the server's end of a connection whose client sent
- * its FIN is in CLOSE_WAIT (CLOSE after a reset), as Linux lists in {@code /proc/net/tcp} and
- * {@code tcp6}; they are read every {@link #INTERVAL} while some request is watched. (Go's HTTP
+ * its FIN is in CLOSE_WAIT, and one its client reset is no longer listed, in Linux's
+ * {@code /proc/net/tcp} and {@code tcp6}; they are read every {@link #INTERVAL} while some request
+ * is watched, and a connection once listed open that is closed or gone is a hang-up. (Go's HTTP
  * server takes a client's FIN for a hang-up the same way.) Where there are no such tables (not
- * Linux), or the request's address is not its socket's (forward headers rewrote it), nothing is
- * noticed, as before.
+ * Linux), or the request's addresses are not its socket's (forward headers rewrote them), nothing
+ * is noticed, as before.
  */
 @Component
 class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, DisposableBean {
@@ -54,13 +60,13 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 
 	private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp"), Path.of("/proc/net/tcp6"));
 
-	/** The kernel's TCP states of a connection its peer closed: CLOSE_WAIT after a FIN, CLOSE after a reset. */
+	/** The kernel's TCP states of a connection its peer closed (CLOSE_WAIT after a FIN); a reset unlists it. */
 	private static final List<String> CLOSED_BY_PEER = List.of("08", "07");
 
 	private static final Runnable NOT_WATCHED = () -> {
 	};
 
-	private final Map<Endpoints, Runnable> watched = new ConcurrentHashMap<>();
+	private final Map<Endpoints, Watch> watched = new ConcurrentHashMap<>();
 
 	private final boolean tablesReadable = Files.isReadable(TABLES.get(0));
 
@@ -71,6 +77,8 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 	});
 
 	private final Counter noticed;
+
+	private final AtomicBoolean lookRequested = new AtomicBoolean();
 
 	HungUpClients(ObjectProvider<MeterRegistry> meters) {
 		// A slice of the web layer has no registry: its count goes nowhere.
@@ -105,35 +113,54 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 	}
 
 	private Runnable watch(Endpoints endpoints, Runnable action) {
-		this.watched.put(endpoints, action);
-		return () -> this.watched.remove(endpoints, action);
+		Watch watch = new Watch(action);
+		this.watched.put(endpoints, watch);
+		// Seen open at once, so that a reset soon after is noticed too; arrivals share one look.
+		if (this.lookRequested.compareAndSet(false, true)) {
+			try {
+				this.looker.execute(this::look);
+			}
+			catch (RejectedExecutionException ex) {
+				// Stopping.
+			}
+		}
+		return () -> this.watched.remove(endpoints, watch);
 	}
 
 	private void look() {
+		this.lookRequested.set(false);
 		if (this.watched.isEmpty()) {
 			return;
 		}
 		try {
+			Set<Integer> ports = new HashSet<>();
+			this.watched.keySet().forEach((endpoints) -> ports.add(endpoints.localPort()));
+			Set<Endpoints> open = new HashSet<>();
+			Set<Endpoints> closed = new HashSet<>();
 			for (Path table : TABLES) {
 				try (Stream<String> lines = Files.lines(table)) {
-					lines.skip(1).forEach(this::hungUpIfWatched);
+					lines.skip(1).map((line) -> Listed.of(line, ports)).filter(Objects::nonNull).forEach((listed) ->
+							(listed.closedByPeer() ? closed : open).add(listed.endpoints()));
 				}
 				catch (NoSuchFileException ex) {
 					// No IPv6.
 				}
 			}
+			this.watched.forEach((endpoints, watch) -> {
+				// A reset takes the connection out of the tables at once: gone, once it was seen there.
+				if (closed.contains(endpoints) || (watch.seen && !open.contains(endpoints))) {
+					if (this.watched.remove(endpoints, watch)) {
+						this.noticed.increment();
+						watch.action.run();
+					}
+				}
+				else if (open.contains(endpoints)) {
+					watch.seen = true;
+				}
+			});
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (Throwable ex) {
 			logger.warn("Could not look for clients that hung up: " + ex);
-		}
-	}
-
-	private void hungUpIfWatched(String line) {
-		Endpoints endpoints = Endpoints.closedByPeer(line);
-		Runnable action = (endpoints != null) ? this.watched.remove(endpoints) : null;
-		if (action != null) {
-			this.noticed.increment();
-			action.run();
 		}
 	}
 
@@ -142,30 +169,49 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 		this.looker.shutdownNow();
 	}
 
-	/** A connection as the server sees it: its own port, its client's address and port. */
-	record Endpoints(int localPort, InetAddress remote, int remotePort) {
+	/** A request waiting for its client's hang-up; {@code seen} once its connection was listed open. */
+	private static final class Watch {
+
+		final Runnable action;
+
+		volatile boolean seen;
+
+		Watch(Runnable action) {
+			this.action = action;
+		}
+
+	}
+
+	/** A connection as the server sees it: its own address and port, its client's. */
+	record Endpoints(InetAddress local, int localPort, InetAddress remote, int remotePort) {
 
 		static @Nullable Endpoints of(HttpServletRequest request) {
-			String address = request.getRemoteAddr();
-			// A literal address is never looked up; anything else is not the socket's.
-			if (address == null || !address.matches("[0-9a-fA-F.:]+")) {
-				return null;
-			}
 			try {
-				return new Endpoints(request.getLocalPort(), InetAddress.getByName(address), request.getRemotePort());
+				InetAddress local = literal(request.getLocalAddr());
+				InetAddress remote = literal(request.getRemoteAddr());
+				return (local != null && remote != null)
+						? new Endpoints(local, request.getLocalPort(), remote, request.getRemotePort()) : null;
 			}
 			catch (UnknownHostException ex) {
 				return null;
 			}
 		}
 
-		/**
-		 * The connection of a line of {@code /proc/net/tcp} or {@code tcp6} if its peer closed it
-		 * ({@code sl local_address rem_address st …}, addresses as hex words in the kernel's byte
-		 * order, ports as hex).
-		 */
-		static @Nullable Endpoints closedByPeer(String line) {
-			// Most lines are connections nobody closed: their state is looked at before anything is parsed.
+		/** A literal address is never looked up; anything else (a name, a scope) is not the socket's. */
+		private static @Nullable InetAddress literal(@Nullable String address) throws UnknownHostException {
+			return (address != null && address.matches("[0-9a-fA-F.:]+")) ? InetAddress.getByName(address) : null;
+		}
+
+	}
+
+	/**
+	 * A line of {@code /proc/net/tcp} or {@code tcp6} ({@code sl local_address rem_address st …},
+	 * addresses as hex words in the kernel's byte order, ports as hex).
+	 */
+	record Listed(Endpoints endpoints, boolean closedByPeer) {
+
+		/** The line's connection if its local port is one of {@code ports}; most lines are not parsed further. */
+		static @Nullable Listed of(String line, Set<Integer> ports) {
 			String[] fields = new String[4];
 			int at = 0;
 			for (int field = 0; field < fields.length; field++) {
@@ -179,23 +225,21 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 				fields[field] = line.substring(at, end);
 				at = end;
 			}
-			if (!CLOSED_BY_PEER.contains(fields[3])) {
-				return null;
-			}
 			try {
-				int localPort = port(fields[1]);
+				String[] local = fields[1].split(":");
+				int localPort = Integer.parseInt(local[1], 16);
+				if (!ports.contains(localPort)) {
+					return null;
+				}
 				String[] remote = fields[2].split(":");
-				// An IPv4 client of an IPv6 socket (::ffff:a.b.c.d) comes back as its IPv4 address.
-				return new Endpoints(localPort, InetAddress.getByAddress(address(remote[0])),
-						Integer.parseInt(remote[1], 16));
+				// An IPv4 end of an IPv6 socket (::ffff:a.b.c.d) comes back as its IPv4 address.
+				Endpoints endpoints = new Endpoints(InetAddress.getByAddress(address(local[0])), localPort,
+						InetAddress.getByAddress(address(remote[0])), Integer.parseInt(remote[1], 16));
+				return new Listed(endpoints, CLOSED_BY_PEER.contains(fields[3]));
 			}
 			catch (UnknownHostException | RuntimeException ex) {
 				return null;
 			}
-		}
-
-		private static int port(String endpoint) {
-			return Integer.parseInt(endpoint.substring(endpoint.indexOf(':') + 1), 16);
 		}
 
 		/** Each 32-bit word is printed as the little-endian machine read it. */

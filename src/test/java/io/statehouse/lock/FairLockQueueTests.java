@@ -140,7 +140,10 @@ class FairLockQueueTests {
 		assertThat(a.delete("/locks/" + id, "Lock-Token", served.token()).status()).isEqualTo(204);
 	}
 
-	/** Its client's FIN, not the end of its minute's wait, takes it out of the line; the one behind is next. */
+	/**
+	 * Its client's FIN (a half-close: it still reads, and is answered 408) or reset, not the end of
+	 * its minute's wait, takes it out of the line; the one behind is next.
+	 */
 	@Test
 	void aWaiterWhoseClientHangsUpLeavesTheLineAtOnce() throws Exception {
 		String id = "fair:hung-up";
@@ -148,18 +151,32 @@ class FairLockQueueTests {
 		StatehouseClient b = this.clients.get(1);
 		String holder = a.acquire(id, "holder", 60, 0).token();
 		byte[] body = "{\"owner\":\"gone\",\"ttlSeconds\":60,\"waitSeconds\":60}".getBytes(StandardCharsets.UTF_8);
-		try (Socket gone = new Socket(InetAddress.getLoopbackAddress(), b.port())) {
-			OutputStream out = gone.getOutputStream();
-			out.write(("POST /locks/" + id + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-					+ "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-			out.write(body);
-			out.flush();
-			await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 1);
+		for (boolean reset : new boolean[] { false, true }) {
+			try (Socket gone = new Socket(InetAddress.getLoopbackAddress(), b.port())) {
+				OutputStream out = gone.getOutputStream();
+				out.write(("POST /locks/" + id + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+						+ "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+				out.write(body);
+				out.flush();
+				await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 1);
+				long hungUp = System.nanoTime();
+				if (reset) {
+					gone.setSoLinger(true, 0);
+					gone.close();
+				}
+				else {
+					gone.shutdownOutput();
+				}
+				await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 0);
+				System.out.printf("A waiter whose client %s left the line within %d ms%n", reset ? "reset" : "hung up",
+						TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungUp));
+				if (!reset) {
+					gone.setSoTimeout(10_000);
+					String answer = new String(gone.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+					assertThat(answer).isEqualTo("HTTP/1.1 408");
+				}
+			}
 		}
-		long hungUp = System.nanoTime();
-		await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 0);
-		System.out.printf("A waiter whose client hung up left the line within %d ms%n",
-				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungUp));
 		CompletableFuture<Response> behind = waitInLine(b, id, "behind", 1);
 		assertThat(a.delete("/locks/" + id, "Lock-Token", holder).status()).isEqualTo(204);
 		Response served = behind.get(LIFETIME_SECONDS / 3, TimeUnit.SECONDS);

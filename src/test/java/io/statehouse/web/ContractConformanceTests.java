@@ -107,7 +107,9 @@ class ContractConformanceTests {
 			}
 		}
 		assertThat(this.violations).as("responses breaking openapi.yaml").isEmpty();
-		assertThat(this.seen).containsExactlyInAnyOrderElementsOf(documented());
+		Set<String> documented = documented();
+		documented.removeAll(NOT_THROUGH_A_PROXY);
+		assertThat(this.seen).containsExactlyInAnyOrderElementsOf(documented);
 	}
 
 	private void walkStates() throws Exception {
@@ -421,6 +423,12 @@ class ContractConformanceTests {
 		}
 		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
+
+	/**
+	 * Answers only a client's own connection gets: a hang-up (a half-close) ends at the proxy, so
+	 * {@code FairLockQueueTests} shows this one on the service itself.
+	 */
+	private static final Set<String> NOT_THROUGH_A_PROXY = Set.of("acquireLock 408");
 
 	/** Every operation's documented statuses, as {@code "<operationId> <status>"}. */
 	private static Set<String> documented() {
