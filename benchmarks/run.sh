@@ -3,7 +3,8 @@
 # Names: EngineBenchmark, StateBenchmark, LockBenchmark, MaterializerBenchmark, CoordinationBenchmark, SecurityBenchmark,
 # MeltanoCycleBenchmark (-Dseconds=10 -Drounds=3 -DbackendCycles=5),
 # Soak (-Dminutes=10 -Drate=60 -Dwindow=60), ScaleBenchmark (-Dids=1000000 -Dversions=10),
-# TransferBenchmark (-Xmx384m -Dids=1000000), WatchBenchmark (-Dstreams=1000 -Dwrites=500)
+# TransferBenchmark (-Xmx384m -Dids=1000000), WatchBenchmark (-Dstreams=1000 -Dwrites=500),
+# ProfileBenchmark (-Dseconds=10: where a request's CPU goes, by thread, layer and statement)
 # -Dsmoke=true runs every phase of one for a fraction of a second: to see that it runs, not to measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -50,6 +50,7 @@ class ClickHouseConfiguration {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
 		config.setJdbcUrl(backend.jdbcUrl());
+		config.setDriverClassName(ParseOnceDriver.class.getName());
 		config.setUsername(backend.username());
 		config.setPassword(backend.password());
 		config.setMaximumPoolSize(properties.poolSize());

@@ -32,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BenchmarksSmokeTests {
 
 	/** Longest first, so that two at a time end together. */
-	static final List<Class<?>> BENCHMARKS = List.of(CoordinationBenchmark.class, WatchBenchmark.class,
+	static final List<Class<?>> BENCHMARKS = List.of(CoordinationBenchmark.class, ProfileBenchmark.class,
+			WatchBenchmark.class,
 			LockBenchmark.class, SecurityBenchmark.class, ScaleBenchmark.class, StateBenchmark.class,
 			MaterializerBenchmark.class, TransferBenchmark.class, EngineBenchmark.class, MeltanoCycleBenchmark.class);
 

@@ -48,6 +48,25 @@ final class Load {
 
 	static Result run(String name, int threads, Duration warmup, Duration measure, Operation operation)
 			throws Exception {
+		return run(name, threads, warmup, measure, operation, Window.NONE);
+	}
+
+	/** Told when the measured window begins and ends, on the thread that runs the load. */
+	interface Window {
+
+		Window NONE = new Window() {
+		};
+
+		default void begin() {
+		}
+
+		default void end() {
+		}
+
+	}
+
+	static Result run(String name, int threads, Duration warmup, Duration measure, Operation operation, Window window)
+			throws Exception {
 		AtomicBoolean measuring = new AtomicBoolean();
 		AtomicBoolean stop = new AtomicBoolean();
 		CyclicBarrier start = new CyclicBarrier(threads + 1);
@@ -88,11 +107,13 @@ final class Load {
 		}
 		start.await();
 		Thread.sleep(warmup.toMillis());
+		window.begin();
 		measuring.set(true);
 		long began = System.nanoTime();
 		Thread.sleep(measure.toMillis());
 		measuring.set(false);
 		double seconds = (System.nanoTime() - began) / 1e9;
+		window.end();
 		stop.set(true);
 		for (Thread thread : callers) {
 			thread.join();
