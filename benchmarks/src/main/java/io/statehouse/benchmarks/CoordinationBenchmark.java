@@ -1,7 +1,5 @@
 package io.statehouse.benchmarks;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,14 +17,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.statehouse.clickhouse.ClickHouseSchema;
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
-import io.statehouse.support.ZooKeeperProcess;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPut;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 /**
  * Keeper coordination beside commit order, same run, same engine: one embedded engine given a
@@ -57,22 +53,13 @@ public final class CoordinationBenchmark {
 		int seeded = Parameters.count("seeded", 500, 20);
 		int puts = Parameters.count("trafficPuts", 500, 20);
 		int pairs = Parameters.count("trafficLocks", 200, 10);
-		Path directory = Files.createTempDirectory("statehouse-coordination-bench");
-		Credentials credentials = Credentials.random("default");
-		try (ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
-				EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-						directory.resolve("clickhouse"), zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0,
-						EmbeddedClickHouse.defaultSessions(), credentials);
-				Service commitOrder = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password(),
-						"--statehouse.clickhouse.database=bench_commit_order");
-				Service keeper = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password(),
-						"--statehouse.clickhouse.database=bench_keeper", "--statehouse.clickhouse.coordination=keeper",
-						"--statehouse.clickhouse.claim-window=" + window.toSeconds() + "s")) {
-			JdbcClient jdbc = JdbcClient.create(
-					new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(), engine.jdbcUrl("default"), credentials.user(),
-							credentials.password()));
+		try (BothModes modes = BothModes.start("bench",
+				"--statehouse.clickhouse.claim-window=" + window.toSeconds() + "s")) {
+			Service commitOrder = modes.commitOrder;
+			Service keeper = modes.keeper;
+			EmbeddedClickHouse engine = modes.engine;
+			Credentials credentials = modes.credentials;
+			JdbcClient jdbc = modes.jdbc;
 			Map<String, Service> sides = Map.of("commit-order", commitOrder, "keeper", keeper);
 			List<String> names = List.of("commit-order", "keeper");
 			System.out.printf("Coordination on the embedded engine with a ZooKeeper; %d rounds of %s, medians%n", rounds,

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -22,9 +21,6 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import io.statehouse.changelog.StateStore;
-import io.statehouse.clickhouse.embedded.Credentials;
-import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
-import io.statehouse.support.ZooKeeperProcess;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
@@ -44,7 +40,6 @@ import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 import org.springframework.boot.tomcat.TomcatWebServer;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 /**
  * Where a request's CPU and time go, in both coordination modes, on one embedded engine given a
@@ -82,19 +77,10 @@ public final class ProfileBenchmark {
 		int seeded = Parameters.count("seeded", 1_000, 20);
 		Duration samplePeriod = Duration.ofMillis(Parameters.count("samples", 5, 10));
 		Path directory = Files.createTempDirectory("statehouse-profile-bench");
-		Credentials credentials = Credentials.random("default");
-		try (ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
-				EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-						directory.resolve("clickhouse"), zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0,
-						EmbeddedClickHouse.defaultSessions(), credentials);
-				Service commitOrder = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password(),
-						"--statehouse.clickhouse.database=profile_commit_order");
-				Service keeper = Service.start(128, "--statehouse.clickhouse.url=" + engine.jdbcUrl("default"),
-						"--statehouse.clickhouse.password=" + credentials.password(),
-						"--statehouse.clickhouse.database=profile_keeper", "--statehouse.clickhouse.coordination=keeper")) {
-			JdbcClient engineEvents = JdbcClient.create(new SimpleDriverDataSource(new com.clickhouse.jdbc.Driver(),
-					engine.jdbcUrl("default"), credentials.user(), credentials.password()));
+		try (BothModes modes = BothModes.start("profile")) {
+			Service commitOrder = modes.commitOrder;
+			Service keeper = modes.keeper;
+			JdbcClient engineEvents = modes.jdbc;
 			System.out.printf("Where a request's CPU goes, on the embedded engine with a ZooKeeper; %s a phase after %s"
 					+ " of warm-up; %d cores%n", Parameters.format(measure), Parameters.format(warmup),
 					Runtime.getRuntime().availableProcessors());
