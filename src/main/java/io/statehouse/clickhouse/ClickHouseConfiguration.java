@@ -21,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.FixedDelayTask;
 
@@ -50,7 +51,6 @@ class ClickHouseConfiguration {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
 		config.setJdbcUrl(backend.jdbcUrl());
-		config.setDriverClassName(ParseOnceDriver.class.getName());
 		config.setUsername(backend.username());
 		config.setPassword(backend.password());
 		config.setMaximumPoolSize(properties.poolSize());
@@ -79,6 +79,9 @@ class ClickHouseConfiguration {
 			// replica's loss could take away. Readers learn from the arbiter what they must see.
 			config.addDataSourceProperty(DriverProperties.serverSetting("insert_quorum"), "auto");
 		}
+		// The pool connects through the driver that parses each statement text once.
+		config.setDataSource(
+				new SimpleDriverDataSource(new ParseOnceDriver(), backend.jdbcUrl(), config.getDataSourceProperties()));
 		return ProxyDataSourceBuilder.create("clickhouse", new HikariDataSource(config))
 			.listener(new StatementMeters(meters))
 			.listener(statementLog())

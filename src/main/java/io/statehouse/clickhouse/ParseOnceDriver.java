@@ -23,9 +23,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
  * sends the same few dozen texts all day: the parse was the largest part of the service's own Java
  * CPU on a read (docs/benchmarks.md). A parsed statement is only read by the statements built
  * from it, so the cache shares it; texts longer than {@value #LONGEST_CACHED} characters, which
- * name their values inline, are parsed each time. The pool loads this class by name.
+ * name their values inline, are parsed each time. Statements go as written: the driver would
+ * otherwise scan each one, its values included, for JDBC escapes ({@code {fn ...}}) at every
+ * execution, and the service writes none. The pool connects through it.
  */
-public class ParseOnceDriver extends Driver {
+final class ParseOnceDriver extends Driver {
 
 	static final int LONGEST_CACHED = 16_384;
 
@@ -69,7 +71,9 @@ public class ParseOnceDriver extends Driver {
 				this.parsed.put(sql, statement);
 			}
 		}
-		return new PreparedStatementImpl(connection, sql, statement);
+		PreparedStatementImpl prepared = new PreparedStatementImpl(connection, sql, statement);
+		prepared.setEscapeProcessing(false);
+		return prepared;
 	}
 
 	/** How many statement texts this driver parsed. */

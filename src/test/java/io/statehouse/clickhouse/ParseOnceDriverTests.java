@@ -13,11 +13,15 @@ import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** The driver parses a statement text once, and each statement built from it keeps its own parameters. */
+/**
+ * The driver parses a statement text once, each statement built from it keeps its own parameters,
+ * and statements go as written.
+ */
 @StatehouseTest
 class ParseOnceDriverTests {
 
@@ -52,6 +56,20 @@ class ParseOnceDriverTests {
 	}
 
 	@Test
+	void statementsGoAsWrittenWithoutJdbcEscapes() throws SQLException {
+		String escaped = "SELECT {fn ABS(-1)}";
+		try (Connection connection = connect(new ParseOnceDriver());
+				Connection plain = new com.clickhouse.jdbc.Driver().connect(this.backend.jdbcUrl(), credentials())) {
+			try (PreparedStatement statement = plain.prepareStatement(escaped); ResultSet rows = statement.executeQuery()) {
+				assertThat(rows.next()).isTrue();
+				assertThat(rows.getLong(1)).isEqualTo(1);
+			}
+			assertThatExceptionOfType(SQLException.class)
+				.isThrownBy(() -> connection.prepareStatement(escaped).executeQuery());
+		}
+	}
+
+	@Test
 	void aClosedConnectionPreparesNothing() throws SQLException {
 		Connection connection = connect(new ParseOnceDriver());
 		connection.close();
@@ -61,15 +79,20 @@ class ParseOnceDriverTests {
 
 	@Test
 	void thePoolConnectsThroughIt() throws SQLException {
-		assertThat(this.dataSource.unwrap(HikariDataSource.class).getDriverClassName())
-			.isEqualTo(ParseOnceDriver.class.getName());
+		assertThat(this.dataSource.unwrap(HikariDataSource.class).getDataSource())
+			.isInstanceOfSatisfying(SimpleDriverDataSource.class,
+					(connecting) -> assertThat(connecting.getDriver()).isInstanceOf(ParseOnceDriver.class));
 	}
 
 	private Connection connect(ParseOnceDriver driver) throws SQLException {
+		return driver.connect(this.backend.jdbcUrl(), credentials());
+	}
+
+	private Properties credentials() {
 		Properties info = new Properties();
 		info.setProperty("user", this.backend.username());
 		info.setProperty("password", this.backend.password());
-		return driver.connect(this.backend.jdbcUrl(), info);
+		return info;
 	}
 
 	private static String run(Connection connection, String sql, long value) throws SQLException {

@@ -550,6 +550,7 @@ public final class ProfileBenchmark {
 		layers.put("com.clickhouse", "JDBC driver");
 		layers.put("org.apache.hc", "JDBC driver: HTTP transport");
 		layers.put("net.jpountz", "JDBC driver: compression");
+		layers.put("io.statehouse.benchmarks", "this profile's own statement listener");
 		layers.put("io.statehouse.web", "Statehouse: web");
 		layers.put("io.statehouse.security", "Statehouse: security");
 		layers.put("io.statehouse.state", "Statehouse: state");
