@@ -50,7 +50,6 @@ class ClickHouseConfiguration {
 	ProxyDataSource dataSource(ClickHouseBackend backend, ClickHouseProperties properties, MeterRegistry meters) {
 		HikariConfig config = new HikariConfig();
 		config.setPoolName("clickhouse");
-		config.setJdbcUrl(backend.jdbcUrl());
 		config.setUsername(backend.username());
 		config.setPassword(backend.password());
 		config.setMaximumPoolSize(properties.poolSize());

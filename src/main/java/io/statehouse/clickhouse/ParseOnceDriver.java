@@ -63,17 +63,16 @@ final class ParseOnceDriver extends Driver {
 		if (connection.isClosed()) {
 			throw new SQLException("Connection is closed");
 		}
-		ParsedPreparedStatement statement = (sql.length() <= LONGEST_CACHED) ? this.parsed.getIfPresent(sql) : null;
-		if (statement == null) {
-			statement = connection.getSqlParser().parsePreparedStatement(sql);
-			this.parses.increment();
-			if (sql.length() <= LONGEST_CACHED) {
-				this.parsed.put(sql, statement);
-			}
-		}
+		ParsedPreparedStatement statement = (sql.length() <= LONGEST_CACHED)
+				? this.parsed.get(sql, (text) -> parse(connection, text)) : parse(connection, sql);
 		PreparedStatementImpl prepared = new PreparedStatementImpl(connection, sql, statement);
 		prepared.setEscapeProcessing(false);
 		return prepared;
+	}
+
+	private ParsedPreparedStatement parse(ConnectionImpl connection, String sql) {
+		this.parses.increment();
+		return connection.getSqlParser().parsePreparedStatement(sql);
 	}
 
 	/** How many statement texts this driver parsed. */

@@ -2,6 +2,8 @@ package io.statehouse.benchmarks;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.statehouse.clickhouse.embedded.Credentials;
 import io.statehouse.clickhouse.embedded.EmbeddedClickHouse;
@@ -45,20 +47,28 @@ final class BothModes implements AutoCloseable {
 		Path directory = Files.createTempDirectory("statehouse-" + prefix);
 		Credentials credentials = Credentials.random("default");
 		ZooKeeperProcess zooKeeper = ZooKeeperProcess.start(directory.resolve("zookeeper"));
-		EmbeddedClickHouse engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(),
-				directory.resolve("clickhouse"), zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0,
-				EmbeddedClickHouse.defaultSessions(), credentials);
-		String url = "--statehouse.clickhouse.url=" + engine.jdbcUrl("default");
-		String password = "--statehouse.clickhouse.password=" + credentials.password();
-		Service commitOrder = Service.start(128, url, password,
-				"--statehouse.clickhouse.database=" + prefix + "_commit_order");
-		String[] keeper = new String[keeperArgs.length + 4];
-		keeper[0] = url;
-		keeper[1] = password;
-		keeper[2] = "--statehouse.clickhouse.database=" + prefix + "_keeper";
-		keeper[3] = "--statehouse.clickhouse.coordination=keeper";
-		System.arraycopy(keeperArgs, 0, keeper, 4, keeperArgs.length);
-		return new BothModes(zooKeeper, engine, credentials, commitOrder, Service.start(128, keeper));
+		EmbeddedClickHouse engine = null;
+		Service commitOrder = null;
+		try {
+			engine = EmbeddedClickHouse.start(EmbeddedClickHouse.defaultLibrary(), directory.resolve("clickhouse"),
+					zooKeeper.clickHouseConfig(directory.resolve("keeper.xml")), 0, EmbeddedClickHouse.defaultSessions(),
+					credentials);
+			String url = "--statehouse.clickhouse.url=" + engine.jdbcUrl("default");
+			String password = "--statehouse.clickhouse.password=" + credentials.password();
+			commitOrder = Service.start(128, url, password, "--statehouse.clickhouse.database=" + prefix + "_commit_order");
+			List<String> keeper = new ArrayList<>(List.of(url, password, "--statehouse.clickhouse.database=" + prefix
+					+ "_keeper", "--statehouse.clickhouse.coordination=keeper"));
+			keeper.addAll(List.of(keeperArgs));
+			return new BothModes(zooKeeper, engine, credentials, commitOrder,
+					Service.start(128, keeper.toArray(String[]::new)));
+		}
+		catch (Exception ex) {
+			// What started is stopped: no ZooKeeper or engine outlives a start that failed.
+			try (ZooKeeperProcess started = zooKeeper; EmbeddedClickHouse engineStarted = engine;
+					Service commitOrderStarted = commitOrder) {
+				throw ex;
+			}
+		}
 	}
 
 	@Override

@@ -76,7 +76,6 @@ public final class ProfileBenchmark {
 		Duration warmup = Parameters.seconds("warmup", 3, 0.1);
 		int seeded = Parameters.count("seeded", 1_000, 20);
 		Duration samplePeriod = Duration.ofMillis(Parameters.count("samples", 5, 10));
-		Path directory = Files.createTempDirectory("statehouse-profile-bench");
 		try (BothModes modes = BothModes.start("profile")) {
 			Service commitOrder = modes.commitOrder;
 			Service keeper = modes.keeper;
@@ -91,11 +90,13 @@ public final class ProfileBenchmark {
 			// throws compiled code away, and the recompilation would be measured as the phase's.
 			Recording recording = new Recording();
 			recording.enable("jdk.ExecutionSample").withPeriod(samplePeriod);
+			// Each phase reads what the recording holds: only the last minute or so need be kept.
+			recording.setMaxAge(Duration.ofMinutes(1).plus(warmup.plus(measure).multipliedBy(2)));
 			recording.start();
 			Map<String, Profiler> profilers = new LinkedHashMap<>();
 			for (Map.Entry<String, Service> side : sides.entrySet()) {
 				StateBenchmark.seed(side.getValue().http, side.getValue().baseUrl, seeded);
-				profilers.put(side.getKey(), new Profiler(side.getValue(), engineEvents, directory, recording));
+				profilers.put(side.getKey(), new Profiler(side.getValue(), engineEvents, recording));
 			}
 			// A pass over every phase first, unmeasured: the JIT compiles what all of them run
 			// before any is measured, so that no phase pays for the compilation of another.
@@ -139,20 +140,17 @@ public final class ProfileBenchmark {
 
 		private final JdbcClient engineEvents;
 
-		private final Path directory;
-
 		private final Recording recording;
 
 		private final String requestThreads;
 
 		private final Statements statements = new Statements();
 
-		Profiler(Service service, JdbcClient engineEvents, Path directory, Recording recording) {
+		Profiler(Service service, JdbcClient engineEvents, Recording recording) {
 			this.service = service;
 			this.engineEvents = engineEvents;
-			this.directory = directory;
 			this.recording = recording;
-			this.requestThreads = requestThreads(service);
+			this.requestThreads = comm(requestThreads(service));
 			ChainListener listeners = (ChainListener) service.bean(ProxyDataSource.class)
 				.getProxyConfig()
 				.getQueryListener();
@@ -177,13 +175,14 @@ public final class ProfileBenchmark {
 				Load.run(name, callers, warmup, measure, operation);
 				return;
 			}
-			String clients = name + "-";
+			// The client threads are named after the phase; the kernel keeps 15 bytes of a name.
+			String clients = comm(name + "-");
 			Window window = new Window();
 			Load.Result result = Load.run(name, callers, warmup, measure, operation, window);
 			long operations = result.operations();
 			System.out.printf("%n%s: %,.1f ops/s, p50 %.2f ms, p99 %.2f ms; load average %s%n", name,
 					result.perSecond(), result.p50Millis(), result.p99Millis(), window.loadAverage);
-			Map<String, Double> cpu = window.cpuMillis(clients.substring(0, Math.min(15, clients.length())));
+			Map<String, Double> cpu = window.cpuMillis(clients);
 			double total = cpu.entrySet()
 				.stream()
 				.filter((part) -> !part.getKey().equals(Window.PROFILER))
@@ -195,17 +194,19 @@ public final class ProfileBenchmark {
 			cpu.forEach((part, millis) -> System.out.printf("    %-44s %7.3f ms  %4.0f %%%n", part, millis / operations,
 					100 * millis / total));
 			double serviceMillis = cpu.getOrDefault(Window.REQUESTS, 0.0) + cpu.getOrDefault(Window.BACKGROUND, 0.0);
-			Map<String, Long> layers = window.samplesByLayer(clients);
-			long samples = layers.values().stream().mapToLong(Long::longValue).sum();
+			Map<String, Map<String, Long>> layers = window.samplesByLayer(clients);
+			long samples = layers.values().stream().mapToLong(ProfileBenchmark::total).sum();
 			System.out.printf("  the instance's Java CPU by layer (%,d samples of its threads):%n", samples);
 			layers.entrySet()
 				.stream()
-				.sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+				.sorted(Map.Entry.comparingByValue(
+						java.util.Comparator.comparingLong(ProfileBenchmark::total).reversed()))
 				.forEach((layer) -> {
+					long inLayer = total(layer.getValue());
 					System.out.printf("    %-44s %7.3f ms  %4.0f %%%n", layer.getKey(),
-							serviceMillis * layer.getValue() / samples / operations, 100.0 * layer.getValue() / samples);
-					if (layer.getValue() >= samples / 20) {
-						window.frames.get(layer.getKey())
+							serviceMillis * inLayer / samples / operations, 100.0 * inLayer / samples);
+					if (inLayer >= samples / 20) {
+						layer.getValue()
 							.entrySet()
 							.stream()
 							.sorted(Map.Entry.<String, Long>comparingByValue().reversed())
@@ -215,16 +216,16 @@ public final class ProfileBenchmark {
 					}
 				});
 			System.out.printf("  engine statements per operation: %.2f; Keeper: %s%n",
-					window.statements.values().stream().mapToLong((s) -> s.count).sum() / (double) operations,
+					window.statements.values().stream().mapToLong((s) -> s.counted.sum()).sum() / (double) operations,
 					window.keeper.per((int) operations));
 			// Below one statement in 200 operations: the instances' background work, not the operation's.
 			window.statements.entrySet()
 				.stream()
-				.filter((shape) -> shape.getValue().count * 200 >= operations)
-				.sorted((a, b) -> Long.compare(b.getValue().count, a.getValue().count))
+				.filter((shape) -> shape.getValue().counted.sum() * 200 >= operations)
+				.sorted((a, b) -> Long.compare(b.getValue().counted.sum(), a.getValue().counted.sum()))
 				.forEach((shape) -> System.out.printf("    %5.2f × %-46s mean %6.2f ms%n",
-						shape.getValue().count / (double) operations, shape.getKey(),
-						shape.getValue().nanos / 1e6 / shape.getValue().count));
+						shape.getValue().counted.sum() / (double) operations, shape.getKey(),
+						shape.getValue().elapsed.sum() / 1e6 / shape.getValue().counted.sum()));
 		}
 
 		/** One phase's measured window: the threads' CPU, JFR's samples and the statements in it. */
@@ -239,6 +240,9 @@ public final class ProfileBenchmark {
 			static final String COMPILERS = "the JVM: JIT compilers";
 
 			static final String PROFILER = "this profile's own sampling (JFR; not counted)";
+
+			/** The parts that are the instance's own Java. */
+			static final Set<String> INSTANCE = Set.of(REQUESTS, BACKGROUND);
 
 			private Map<Integer, ThreadTime> before;
 
@@ -279,7 +283,7 @@ public final class ProfileBenchmark {
 				}
 				this.ended = Instant.now();
 				try {
-					this.samples = Files.createTempFile(Profiler.this.directory, "phase", ".jfr");
+					this.samples = Files.createTempFile("statehouse-profile", ".jfr");
 					Profiler.this.recording.dump(this.samples);
 				}
 				catch (IOException ex) {
@@ -299,13 +303,14 @@ public final class ProfileBenchmark {
 				this.after.forEach((tid, now) -> {
 					ThreadTime then = this.before.get(tid);
 					double millis = now.millis() - ((then != null && then.comm().equals(now.comm())) ? then.millis() : 0);
-					parts.merge(part(now.comm(), clients), millis, Double::sum);
+					parts.merge(part(now.comm(), clients, this.javaThreads.contains(now.comm())), millis, Double::sum);
 				});
 				return parts;
 			}
 
-			private String part(String comm, String clients) {
-				if (comm.startsWith(comm(Profiler.this.requestThreads))) {
+			/** Which part of the process a thread is, by its kernel name and whether it is Java's. */
+			private String part(String comm, String clients, boolean java) {
+				if (comm.startsWith(Profiler.this.requestThreads)) {
 					return REQUESTS;
 				}
 				if (comm.startsWith("http-nio-")) {
@@ -329,42 +334,33 @@ public final class ProfileBenchmark {
 				if (jvm(comm)) {
 					return "the JVM (other)";
 				}
-				return this.javaThreads.contains(comm) ? BACKGROUND : "the engine's own threads";
+				return java ? BACKGROUND : "the engine's own threads";
 			}
 
-			/** Per layer, the samples by the method that placed them there. */
-			private final Map<String, Map<String, Long>> frames = new HashMap<>();
-
-			Map<String, Long> samplesByLayer(String clients) {
-				Map<String, Long> layers = new HashMap<>();
+			/** Per layer, the samples of the instance's threads by the method that placed them there. */
+			Map<String, Map<String, Long>> samplesByLayer(String clients) {
+				Map<String, Map<String, Long>> layers = new HashMap<>();
 				try {
 					for (RecordedEvent event : RecordingFile.readAllEvents(this.samples)) {
 						String thread = event.getThread("sampledThread").getJavaName();
-						if (thread == null || thread.startsWith(clients) || !service(thread)
-								|| event.getStartTime().isBefore(this.began) || event.getStartTime().isAfter(this.ended)) {
+						if (thread == null || event.getStartTime().isBefore(this.began)
+								|| event.getStartTime().isAfter(this.ended)
+								|| !INSTANCE.contains(part(comm(thread), clients, true))) {
 							continue;
 						}
-						List<RecordedFrame> stack = event.getStackTrace().getFrames();
-						RecordedFrame frame = first(stack);
-						String layer = layer(frame);
-						layers.merge(layer, 1L, Long::sum);
-						this.frames.computeIfAbsent(layer, (key) -> new HashMap<>())
+						RecordedFrame frame = first(event.getStackTrace().getFrames());
+						layers.computeIfAbsent(layer(frame), (key) -> new HashMap<>())
 							.merge((frame != null) ? frame.getMethod().getType().getName() + "." + frame.getMethod().getName()
 									: "-", 1L, Long::sum);
 					}
+					return layers;
 				}
 				catch (IOException ex) {
 					throw new UncheckedIOException(ex);
 				}
-				return layers;
-			}
-
-			private boolean service(String thread) {
-				if (thread.startsWith(Profiler.this.requestThreads)) {
-					return true;
+				finally {
+					deleteQuietly(this.samples);
 				}
-				String comm = comm(thread);
-				return !comm.startsWith("http-nio-") && !comm.startsWith("clickhouse-http") && !jvm(comm);
 			}
 
 		}
@@ -385,10 +381,6 @@ public final class ProfileBenchmark {
 
 		static final class Shape {
 
-			long count;
-
-			long nanos;
-
 			final LongAdder counted = new LongAdder();
 
 			final LongAdder elapsed = new LongAdder();
@@ -402,13 +394,7 @@ public final class ProfileBenchmark {
 
 		Map<String, Shape> end() {
 			this.open.set(false);
-			Map<String, Shape> copy = new LinkedHashMap<>();
-			this.shapes.forEach((name, shape) -> {
-				shape.count = shape.counted.sum();
-				shape.nanos = shape.elapsed.sum();
-				copy.put(name, shape);
-			});
-			return copy;
+			return Map.copyOf(this.shapes);
 		}
 
 		@Override
@@ -478,6 +464,19 @@ public final class ProfileBenchmark {
 			return threads;
 		}
 
+	}
+
+	private static long total(Map<String, Long> counts) {
+		return counts.values().stream().mapToLong(Long::longValue).sum();
+	}
+
+	private static void deleteQuietly(Path file) {
+		try {
+			Files.deleteIfExists(file);
+		}
+		catch (IOException ex) {
+			// A temporary file: the system's to clean up then.
+		}
 	}
 
 	/** What the kernel calls a thread of this name: its first 15 bytes. */

@@ -24,6 +24,7 @@ import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 /**
  * The state API on the embedded default, side by side with what it is built on:
@@ -84,7 +85,7 @@ public final class StateBenchmark {
 			HikariConfig wide = new HikariConfig();
 			// The service's pool sits behind its statement meters' proxy; the baseline connects as it does.
 			HikariDataSource servicePool = service.bean(DataSource.class).unwrap(HikariDataSource.class);
-			wide.setJdbcUrl(servicePool.getJdbcUrl());
+			wide.setJdbcUrl(((SimpleDriverDataSource) servicePool.getDataSource()).getUrl());
 			wide.setUsername(servicePool.getUsername());
 			wide.setPassword(servicePool.getPassword());
 			wide.setMaximumPoolSize(64);
