@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.runs_table(pipelines, rows=args.rows, warmup_runs=args.warmup_runs))
     verdicts = [
-        report.lock_verdict(sides[0].locks, sides[2].locks),
+        report.lock_verdict(sides[1].run_locks, sides[3].locks, cycles=args.cycles),
         report.run_verdict(pipelines[0].times, pipelines[1].times),
     ]
     if args.require_goals and not all(v.met for v in verdicts):

@@ -1,15 +1,21 @@
 """Meltano's state cycle for one bookmark, as ``StateStoreManager.update`` runs it for a partial
 state: acquire the lock, get, merge with Meltano's own ``merge_partial``, set, release.
 
-Three backends on one machine, driven by that same ``update`` (Meltano's, final): the plugin on
-a Statehouse on its embedded default (a lease per cycle: ``POST /locks``, ``GET``, ``PUT`` with
-``If-Match`` and ``Lock-Token``, ``DELETE /locks``), Meltano's local filesystem backend, and the
-ClickHouse backend's algorithm on Statehouse's own engine. The first two are made by Meltano's
-``StateBackend`` from their URI schemes, as ``meltano`` makes them. Outside a run, so the plugin
-takes and releases its lease in every cycle (inside ``meltano run`` it holds one for the run).
-Uncontended, one id per backend, one caller. Each round runs its cycles with the backends taking
-turns cycle by cycle, in an order that rotates from round to round, so that a change in the
-machine's load falls on all of them.
+Backends on one machine, driven by that same ``update`` (Meltano's, final):
+
+- the plugin on a Statehouse on its embedded default, twice. Outside a run it takes and
+  releases a lease in every cycle (``POST /locks``, ``GET``, ``PUT`` with ``If-Match`` and
+  ``Lock-Token``, ``DELETE /locks``), as a ``meltano state`` command does. Inside a run (the
+  run's id bound as ``meltano run`` binds it) the first cycle takes the run's lease, the others
+  find it held, and the run's end releases it: a round is one run.
+- Meltano's local filesystem backend;
+- the ClickHouse backend's algorithm on Statehouse's own engine (a settle lock every cycle, in a
+  run or not).
+
+The plugin and the filesystem backend are made by Meltano's ``StateBackend`` from their URI
+schemes, as ``meltano`` makes them. Uncontended, one id per backend, one caller. Each round runs
+its cycles with the backends taking turns cycle by cycle, in an order that rotates from round to
+round, so that a change in the machine's load falls on all of them.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import typing as t
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import structlog
 from meltano.core.state_store import StateBackend
 from meltano.core.state_store.base import MeltanoState, StateStoreManager
 
 from benchmarks.clickhouse_backend import ClickHouseHttp, SettleStateStoreManager
 from benchmarks.statehouse import BenchmarkError
+from meltano_state_backend_statehouse.leases import keeper_for
 
 if t.TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -117,21 +125,31 @@ class Clocked(StateStoreManager):
 
 @dataclass
 class Side:
-    """One backend and what its cycles took (seconds)."""
+    """One backend and what its cycles took (seconds).
+
+    ``run_locks`` (sides that run inside a run): what the lock cost each run in all, its cycles'
+    acquire and release and the release of the run's lease at its end.
+    """
 
     name: str
     backend: StateStoreManager
+    in_run: bool = False
     cycles: list[float] = field(default_factory=list)
     locks: list[float] = field(default_factory=list)
     round_cycles: list[list[float]] = field(default_factory=list)
+    run_locks: list[float] = field(default_factory=list)
 
 
 def backends(service: Service, state_dir: Path) -> list[Side]:
-    """The three backends: the plugin and Meltano's filesystem backend made by Meltano from
-    their URIs, the ClickHouse backend's algorithm on the Statehouse's embedded engine."""
-    plugin = StateBackend.get_manager_factory(scheme="statehouse")(
-        uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
-    )
+    """The backends: the plugin outside and inside a run and Meltano's filesystem backend, made
+    by Meltano from their URIs, and the ClickHouse backend's algorithm on the Statehouse's
+    embedded engine."""
+
+    def plugin() -> StateStoreManager:
+        return StateBackend.get_manager_factory(scheme="statehouse")(
+            uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
+        )
+
     state_dir.mkdir(parents=True, exist_ok=True)
     filesystem = StateBackend.get_manager_factory(scheme="file")(
         uri=state_dir.resolve().as_uri(), **MELTANO_LOCK_SETTINGS
@@ -140,24 +158,31 @@ def backends(service: Service, state_dir: Path) -> list[Side]:
         ClickHouseHttp(service.engine_url(), "default", service.engine_password)
     )
     return [
-        Side("Statehouse plugin", plugin),
+        Side("Statehouse plugin", plugin()),
+        Side("Statehouse plugin, in a run", plugin(), in_run=True),
         Side("Meltano local filesystem", filesystem),
         Side("ClickHouse backend (1 s settle)", settle),
     ]
 
 
 def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
-    """Run ``rounds`` rounds of ``cycles`` cycles per backend, recording each into its side.
+    """Run ``rounds`` rounds of ``cycles`` cycles per backend, recording each into its side; a
+    round is one run for the sides that run inside a run.
 
     Raises:
         BenchmarkError: a backend did not store what the cycles wrote.
     """
-    state_id = f"dev:tap-github-to-target-postgres:bench-{secrets.token_hex(4)}"
+    run = secrets.token_hex(4)
+    # An id per side: the plugin's two sides share a Statehouse, and one holds its lease all run.
+    ids = {
+        side.name: f"dev:tap-github-to-target-postgres:bench-{run}-{n}"
+        for n, side in enumerate(sides)
+    }
     clocks = {side.name: Clocked(side.backend) for side in sides}
     # Not timed: the completed state a run leaves (which also opens the connections).
     for side in sides:
         clocks[side.name].update(
-            MeltanoState(state_id, partial_state={}, completed_state=copy.deepcopy(COMPLETED))
+            MeltanoState(ids[side.name], partial_state={}, completed_state=copy.deepcopy(COMPLETED))
         )
     n = 0
     for round_number in range(rounds):
@@ -165,19 +190,49 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
         order = sides[turn:] + sides[:turn]
         for side in sides:
             side.round_cycles.append([])
+        run_id = f"bench-{run}-{round_number}"
         for _ in range(cycles):
             n += 1
             for side in order:
                 clocked = clocks[side.name]
-                state = MeltanoState(state_id, partial_state=bookmark(n), completed_state={})
-                began = time.perf_counter()
-                clocked.update(state)
-                elapsed = time.perf_counter() - began
+                state = MeltanoState(ids[side.name], partial_state=bookmark(n), completed_state={})
+                with _in_run(run_id if side.in_run else None):
+                    began = time.perf_counter()
+                    clocked.update(state)
+                    elapsed = time.perf_counter() - began
                 side.cycles.append(elapsed)
                 side.round_cycles[-1].append(elapsed)
                 side.locks.append(clocked.lock_seconds)
         for side in sides:
-            _check(side, state_id, n)
+            if side.in_run:
+                side.run_locks.append(sum(side.locks[-cycles:]) + _end_run(side, ids[side.name]))
+            _check(side, ids[side.name], n)
+
+
+@contextmanager
+def _in_run(run_id: str | None) -> Iterator[None]:
+    """Inside ``meltano run``'s context (its run id bound, as Meltano binds it) when given one."""
+    if run_id is None:
+        yield
+        return
+    with structlog.contextvars.bound_contextvars(run_id=run_id):
+        yield
+
+
+def _end_run(side: Side, state_id: str) -> float:
+    """Release the run's lease, as the plugin does when ``meltano run`` exits; the seconds taken.
+
+    Raises:
+        BenchmarkError: the run's cycles held no lease.
+    """
+    config = side.backend.config  # type: ignore[attr-defined]
+    keeper = keeper_for(config)
+    lease = keeper.held(config.prefix + state_id)
+    if lease is None or not lease.run_scoped:
+        raise BenchmarkError(f"{side.name}: the run held no lease of its own: {lease}")
+    began = time.perf_counter()
+    keeper.release(lease)
+    return time.perf_counter() - began
 
 
 def _check(side: Side, state_id: str, n: int) -> None:

@@ -13,7 +13,7 @@ if t.TYPE_CHECKING:
     from benchmarks.cycle import Side
     from benchmarks.meltano_run import Backend
 
-LOCK_GOAL = 50.0  # the settle lock's acquire + release over the plugin's, at p50: at least
+LOCK_GOAL = 50.0  # the settle lock's cost to a run over the plugin's: at least
 RUN_GOAL = 5.0  # Statehouse's `meltano run` wall time vs the filesystem's, in percent: at most
 
 
@@ -33,9 +33,11 @@ class Verdict:
     met: bool
 
 
-def lock_verdict(plugin: Sequence[float], settle: Sequence[float]) -> Verdict:
-    """The settle lock's p50 over the plugin's lease's p50 (acquire + release times)."""
-    ratio = percentile(settle, 0.5) / percentile(plugin, 0.5)
+def lock_verdict(run_locks: Sequence[float], settle: Sequence[float], *, cycles: int) -> Verdict:
+    """What the settle lock costs a run of ``cycles`` cycles (its p50 per cycle, times the
+    cycles: it settles in every one) over what the plugin's lock cost a run in all (the median
+    over runs: the lease taken in the first cycle, released at the run's end)."""
+    ratio = percentile(settle, 0.5) * cycles / statistics.median(run_locks)
     return Verdict(ratio, ratio >= LOCK_GOAL)
 
 
@@ -52,11 +54,12 @@ def paired_differences(statehouse: Sequence[float], filesystem: Sequence[float])
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.1f} ms"
+    # A lock the run already holds is answered in microseconds.
+    return f"{seconds * 1000:,.1f} ms" if seconds >= 0.001 else f"{seconds * 1000:.3f} ms"
 
 
 def _times(value: float) -> str:
-    return f"{value:,.1f}x"
+    return f"{value:,.1f}x" if value >= 0.1 else f"{value:.4f}x"
 
 
 def _met(verdict: Verdict) -> str:
@@ -64,12 +67,12 @@ def _met(verdict: Verdict) -> str:
 
 
 def cycles_table(sides: Sequence[Side], *, rounds: int, cycles: int) -> str:
-    """The cycle's and the lock's p50/p99 per backend, and the ratios."""
-    plugin, filesystem, settle = sides
+    """The cycle's and the lock's p50/p99 per backend, the ratios, and the lock's cost to a run."""
+    plugin, in_run, filesystem, settle = sides
     lines = [
         f"Meltano's state cycle (`StateStoreManager.update` with a partial state: lock, get, "
         f"merge, set, release), {rounds} round(s) of {cycles} cycle(s) per backend, "
-        f"uncontended, one id per backend:",
+        f"uncontended, one id per backend; inside a run, a round is one run:",
         "",
         "| backend | cycles | cycle p50 | cycle p99 | lock p50 | lock p99 | rounds' cycle p50 |",
         "|---|---:|---:|---:|---:|---:|---|",
@@ -90,6 +93,7 @@ def cycles_table(sides: Sequence[Side], *, rounds: int, cycles: int) -> str:
     for name, slow, fast in (
         ("ClickHouse backend ÷ Statehouse plugin", settle, plugin),
         ("Statehouse plugin ÷ Meltano local filesystem", plugin, filesystem),
+        ("Statehouse plugin in a run ÷ Meltano local filesystem", in_run, filesystem),
     ):
         ratios = [
             percentile(getattr(slow, part), q) / percentile(getattr(fast, part), q)
@@ -97,11 +101,19 @@ def cycles_table(sides: Sequence[Side], *, rounds: int, cycles: int) -> str:
             for q in (0.5, 0.99)
         ]
         lines.append(f"| {name} | " + " | ".join(_times(r) for r in ratios) + " |")
-    verdict = lock_verdict(plugin.locks, settle.locks)
+    verdict = lock_verdict(in_run.run_locks, settle.locks, cycles=cycles)
+    lease = percentile(settle.locks, 0.5) / percentile(plugin.locks, 0.5)
     lines += [
         "",
-        f"Lock (acquire + release), the ClickHouse backend's over the plugin's at p50: "
-        f"{_times(verdict.value)} (goal ≥ {LOCK_GOAL:.0f}x: {_met(verdict)})",
+        f"The lock's cost to a run of {cycles} cycle(s) (the plugin holds the run's lease from its "
+        f"first cycle to its end; the ClickHouse backend settles in every cycle): "
+        f"{_ms(statistics.median(in_run.run_locks))} (median of {len(in_run.run_locks)} runs; "
+        f"{_ms(min(in_run.run_locks))} to {_ms(max(in_run.run_locks))}) against "
+        f"{_ms(percentile(settle.locks, 0.5) * cycles)}: {_times(verdict.value)} "
+        f"(goal ≥ {LOCK_GOAL:.0f}x: {_met(verdict)})",
+        "",
+        f"One lease (outside a run: acquire + release, its grant fencing what the lease before "
+        f"wrote), the ClickHouse backend's settle lock over the plugin's at p50: {_times(lease)}",
     ]
     return "\n".join(lines)
 

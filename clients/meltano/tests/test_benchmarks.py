@@ -40,11 +40,11 @@ def test_paired_differences_compare_runs_of_the_same_number() -> None:
     assert report.paired_differences([11.0, 4.0], [10.0, 5.0]) == pytest.approx([10.0, -20.0])
 
 
-def test_lock_verdict_is_the_ratio_of_the_p50s() -> None:
-    verdict = report.lock_verdict([0.02, 0.01, 0.9], [1.0, 1.05, 1.02])
-    assert verdict.value == pytest.approx(1.02 / 0.02)
+def test_lock_verdict_is_the_settle_locks_of_a_run_over_the_run_lease() -> None:
+    verdict = report.lock_verdict([0.2, 0.1, 0.9], [1.0, 1.05, 1.02], cycles=10)
+    assert verdict.value == pytest.approx(1.02 * 10 / 0.2)
     assert verdict.met
-    assert not report.lock_verdict([0.03], [1.0]).met
+    assert not report.lock_verdict([0.2], [1.0], cycles=9).met
 
 
 def test_command_line_defaults_are_a_smoke_run(tmp_path: Path) -> None:
@@ -81,18 +81,27 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     finally:
         meltano_run.close(pipelines)
 
-    _, filesystem, settle = sides
+    plugin, in_run, filesystem, settle = sides
     for side in sides:
         assert len(side.cycles) == len(side.locks) == 2
         assert all(0 < lock < whole for lock, whole in zip(side.locks, side.cycles, strict=True))
     # The settle lock did settle; Meltano's filesystem lock is files on this machine.
     assert min(settle.locks) >= SETTLE_SECONDS
     assert max(filesystem.locks) < SETTLE_SECONDS
+    # In a run, the first cycle took the run's lease and the second found it held, with no
+    # request (a request to Statehouse takes milliseconds); the run's end released it.
+    assert in_run.locks[1] < 0.001 < in_run.locks[0]
+    assert len(in_run.run_locks) == 1
+    assert in_run.run_locks[0] > in_run.locks[0]
+    assert min(plugin.locks) > 0.001
+    assert plugin.run_locks == []
     assert [len(backend.times) for backend in pipelines] == [1, 1]
 
     cycles = report.cycles_table(sides, rounds=1, cycles=2)
     runs = report.runs_table(pipelines, rows=2, warmup_runs=0)
     assert "| Statehouse plugin | 2 |" in cycles
+    assert "| Statehouse plugin, in a run | 2 |" in cycles
+    assert "The lock's cost to a run of 2 cycle(s)" in cycles
     assert "| ClickHouse backend (1 s settle) | 2 |" in cycles
     assert "goal ≥ 50x" in cycles
     assert "| Meltano local filesystem | 1 |" in runs
