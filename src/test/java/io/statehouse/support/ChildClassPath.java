@@ -3,6 +3,7 @@ package io.statehouse.support;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.jar.JarOutputStream;
 import java.util.stream.Stream;
 
 import io.statehouse.StatehouseApplication;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.FileSystemUtils;
 
@@ -22,7 +24,9 @@ import org.springframework.util.FileSystemUtils;
  * its start-up CPU loading and verifying the same classes. The archive is dumped once per test
  * JVM by a start of the service that exits once its context is up; a child then maps those
  * classes instead (about 30 % less start-up CPU). CDS takes only jars, so the class directories
- * are packed first. Without an archive (the dump failed) children start as before.
+ * are packed first. A child that starts children of its own (a benchmark its ZooKeeper) passes its
+ * archive on rather than dumping another. Without an archive (the dump failed) children start as
+ * before.
  */
 final class ChildClassPath {
 
@@ -46,12 +50,16 @@ final class ChildClassPath {
 		if (!Boolean.parseBoolean(System.getProperty("statehouse.tests.child-archive", "true"))) {
 			return plain;
 		}
+		String inherited = ownArchive();
+		if (inherited != null) {
+			return archived(inherited, System.getProperty("java.class.path"));
+		}
 		try {
 			removeThoseOfEndedJvms();
 			String jars = packed();
 			Path archive = HOME.resolve("classes.jsa").toAbsolutePath();
 			if (dump(jars, archive)) {
-				return List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", jars);
+				return archived(archive.toString(), jars);
 			}
 		}
 		catch (IOException ex) {
@@ -61,6 +69,21 @@ final class ChildClassPath {
 			Thread.currentThread().interrupt();
 		}
 		return plain;
+	}
+
+	private static List<String> archived(String archive, String jars) {
+		return List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", jars);
+	}
+
+	/** The archive this JVM was started with, if it is such a child: its classpath is the archive's. */
+	private static @Nullable String ownArchive() {
+		for (String argument : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+			if (argument.startsWith("-XX:SharedArchiveFile=")) {
+				String archive = argument.substring("-XX:SharedArchiveFile=".length());
+				return Files.isRegularFile(Path.of(archive)) ? archive : null;
+			}
+		}
+		return null;
 	}
 
 	/** Each test JVM keeps its jars and archive (80 MB) under its pid: those of JVMs gone are removed. */
