@@ -24,7 +24,7 @@ import copy
 import secrets
 import time
 import typing as t
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import structlog
@@ -196,7 +196,12 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
             for side in order:
                 clocked = clocks[side.name]
                 state = MeltanoState(ids[side.name], partial_state=bookmark(n), completed_state={})
-                with _in_run(run_id if side.in_run else None):
+                # Inside `meltano run`'s context (its run id bound, as Meltano binds it) or not.
+                with (
+                    structlog.contextvars.bound_contextvars(run_id=run_id)
+                    if side.in_run
+                    else nullcontext()
+                ):
                     began = time.perf_counter()
                     clocked.update(state)
                     elapsed = time.perf_counter() - began
@@ -207,16 +212,6 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
             if side.in_run:
                 side.run_locks.append(sum(side.locks[-cycles:]) + _end_run(side, ids[side.name]))
             _check(side, ids[side.name], n)
-
-
-@contextmanager
-def _in_run(run_id: str | None) -> Iterator[None]:
-    """Inside ``meltano run``'s context (its run id bound, as Meltano binds it) when given one."""
-    if run_id is None:
-        yield
-        return
-    with structlog.contextvars.bound_contextvars(run_id=run_id):
-        yield
 
 
 def _end_run(side: Side, state_id: str) -> float:
