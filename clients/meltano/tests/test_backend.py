@@ -296,6 +296,45 @@ def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritte
     assert statehouse.document(prefix + "dev:intruded") == _merged(intruder, two).to_dict()
 
 
+def test_in_a_run_a_state_repeated_is_confirmed_by_a_read_not_written_again(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    final = _state("dev:repeated", {"singer_state": {"a": 1}}, {})
+    bookmark = _state("dev:repeated", {}, {"singer_state": {"b": 2}})
+
+    with _in_a_run(manager, "dev:repeated"):
+        manager.update(bookmark)
+        version = statehouse.call("GET", "/states/" + quote(prefix + "dev:repeated", safe=""))
+        before = len(proxy.exchanges)
+        manager.update(bookmark)  # a target repeating its last state: the same partial merge
+        manager.update(final)
+        manager.update(final)  # and its last complete state, at the run's end
+
+    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
+    assert sent == [("GET", 304), ("PUT", 200), ("GET", 304), ("DELETE", 204)]
+    assert proxy.exchanges[before].headers["If-None-Match"] == version.headers["ETag"]
+    assert statehouse.document(prefix + "dev:repeated") == final.to_dict()
+
+
+def test_in_a_run_a_state_repeated_after_a_write_without_the_lock_is_written_again(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    final = _state("dev:rewritten", {"singer_state": {"a": 1}}, {})
+    intruder = _state("dev:rewritten", {"singer_state": {"a": "x"}}, {})
+
+    with _in_a_run(manager, "dev:rewritten"):
+        manager.update(final)
+        statehouse.put(prefix + "dev:rewritten", intruder.to_dict())  # no lock, no token
+        before = len(proxy.exchanges)
+        manager.update(final)
+
+    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
+    assert sent == [("GET", 200), ("PUT", 200), ("DELETE", 204)]
+    assert statehouse.document(prefix + "dev:rewritten") == final.to_dict()
+
+
 def test_in_a_run_a_remembered_state_deleted_without_the_lock_is_written_as_the_partial(
     backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
 ) -> None:

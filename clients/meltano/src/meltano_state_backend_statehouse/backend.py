@@ -185,8 +185,11 @@ class StatehouseStateStoreManager(StateStoreManager):
         """
         sid = self._id(state.state_id)
         lease = self._leases.held(sid)
+        read = self._reads.pop(sid, _NOT_READ)
+        if self._still_written(sid, state, read):
+            return
         self._written.pop(sid, None)
-        answer = self._put(sid, state, lease, self._reads.pop(sid, _NOT_READ))
+        answer = self._put(sid, state, lease, read)
         merged = getattr(state, "merged", None)
         if answer.status == 412 and merged is not None:
             # Answered from memory, and someone wrote without the lock since: merge again.
@@ -210,10 +213,29 @@ class StatehouseStateStoreManager(StateStoreManager):
             headers["If-Match"] = read
         return self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
 
+    def _still_written(self, sid: str, state: MeltanoState, read: object) -> bool:
+        """Whether ``state`` is what this backend last wrote under its lease and is still there.
+
+        Targets repeat their last state (on every drain, and at the end of a run): a conditional
+        read confirms it instead of a write that would change nothing but the version. A state
+        changed since, by a writer without the lock, is written as any other.
+        """
+        written = self._written_under_lease(sid)
+        if (
+            written is None
+            or read not in (_NOT_READ, written.etag)
+            or written.document != state.json()
+        ):
+            return False
+        answer = self._client.request(
+            "GET", state_path(sid), headers={"If-None-Match": written.etag}
+        )
+        return answer.status == 304
+
     def _written_under_lease(self, sid: str) -> _Written | None:
         written = self._written.get(sid)
         lease = self._leases.held(sid)
-        if written is None or lease is None or lease.token != written.token:
+        if written is None or lease is None or lease.token != written.token or lease.lost:
             return None
         return written
 
