@@ -46,6 +46,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=at_least(1), default=1, help="`meltano run`s per backend")
     parser.add_argument("--rows", type=at_least(1), default=5, help="rows the pipeline extracts")
     parser.add_argument(
+        "--state-every",
+        type=at_least(1),
+        default=1,
+        help="rows per bookmark the tap emits (the Singer SDK's default is 10000)",
+    )
+    parser.add_argument(
         "--warmup-runs",
         type=at_least(0),
         default=1,
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs=args.runs,
                     rows=args.rows,
                     warmup_runs=args.warmup_runs,
+                    state_every=args.state_every,
                 )
             finally:
                 meltano_run.close(pipelines)
@@ -113,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.cycles_table(sides, rounds=args.rounds, cycles=args.cycles))
     print()
-    print(report.runs_table(pipelines, rows=args.rows, warmup_runs=args.warmup_runs))
+    print(
+        report.runs_table(
+            pipelines, rows=args.rows, state_every=args.state_every, warmup_runs=args.warmup_runs
+        )
+    )
     verdicts = [
         report.lock_verdict(sides[1].run_locks, sides[3].locks, cycles=args.cycles),
         report.run_verdict(pipelines[0].times, pipelines[1].times),

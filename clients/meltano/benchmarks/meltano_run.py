@@ -117,9 +117,10 @@ def measure(
     runs: int,
     rows: int,
     warmup_runs: int,
+    state_every: int = 1,
 ) -> None:
-    """Time ``runs`` runs per backend of the project's pipeline over ``rows`` rows, after
-    ``warmup_runs`` untimed ones per backend.
+    """Time ``runs`` runs per backend of the project's pipeline over ``rows`` rows, a bookmark
+    every ``state_every`` rows (and the last), after ``warmup_runs`` untimed ones per backend.
 
     Raises:
         BenchmarkError: a run failed, or did not load every row or store the last bookmark.
@@ -135,7 +136,7 @@ def measure(
         order = pipelines if number % 2 == 0 else pipelines[::-1]
         for backend in order:
             suffix = f"bench-{batch}-{number + warmup_runs}-{backend.key}"
-            elapsed = _run(project, env, backend, scratch, ledger, suffix, rows)
+            elapsed = _run(project, env, backend, scratch, ledger, suffix, rows, state_every)
             if number >= 0:
                 backend.times.append(elapsed)
 
@@ -148,6 +149,7 @@ def _run(
     ledger: Path,
     suffix: str,
     rows: int,
+    state_every: int,
 ) -> float:
     loaded = scratch / "loaded" / suffix
     began = time.perf_counter()
@@ -159,6 +161,7 @@ def _run(
             **QUIET_MELTANO,
             **backend.env,
             "TAP_LEDGER_PATH": str(ledger),
+            "TAP_LEDGER_STATE_EVERY": str(state_every),
             "TARGET_LEDGER_PATH": str(loaded),
         },
         stdin=subprocess.DEVNULL,

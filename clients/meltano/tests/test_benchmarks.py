@@ -4,6 +4,7 @@ project, so that it keeps working; and its arithmetic."""
 from __future__ import annotations
 
 import typing as t
+from urllib.parse import quote
 
 import pytest
 
@@ -75,8 +76,9 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
             pipelines,
             tmp_path / "runs",
             runs=1,
-            rows=2,
+            rows=3,
             warmup_runs=0,
+            state_every=2,
         )
     finally:
         meltano_run.close(pipelines)
@@ -98,7 +100,16 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert [len(backend.times) for backend in pipelines] == [1, 1]
 
     cycles = report.cycles_table(sides, rounds=1, cycles=2)
-    runs = report.runs_table(pipelines, rows=2, warmup_runs=0)
+    # A bookmark after row 2 and the last: two versions (the target's repeat of the last is not
+    # written again).
+    (stored,) = [
+        item["id"]
+        for item in statehouse.call("GET", "/states?match=*:bench-*").body["items"]
+        if item["id"].startswith("dev:tap-ledger-to-target-ledger:")
+    ]
+    versions = statehouse.call("GET", "/states/" + quote(stored, safe="") + "/versions").body
+    assert [v["version"] for v in versions] == [1, 2]
+    runs = report.runs_table(pipelines, rows=3, state_every=2, warmup_runs=0)
     assert "| Statehouse plugin | 2 |" in cycles
     assert "| Statehouse plugin, in a run | 2 |" in cycles
     assert "The lock's cost to a run of 2 cycle(s)" in cycles
@@ -106,3 +117,4 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert "goal ≥ 50x" in cycles
     assert "| Meltano local filesystem | 1 |" in runs
     assert "goal within ±5 %" in runs
+    assert "a bookmark every 2 row(s): 2 stored" in runs
