@@ -335,6 +335,59 @@ def test_in_a_run_a_state_repeated_after_a_write_without_the_lock_is_written_aga
     assert statehouse.document(prefix + "dev:rewritten") == final.to_dict()
 
 
+def test_in_a_run_a_state_repeated_after_the_lease_was_taken_over_is_refused(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    final = _state("dev:taken", {"singer_state": {"a": 1}}, {})
+    path = "/locks/" + quote(prefix + "dev:taken", safe="")
+
+    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+        manager.update(final)
+        assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
+        successor = statehouse.call("POST", path, body={"owner": "successor", "ttlSeconds": 60})
+        assert successor.status == 201  # its grant fences the state: a version of its own
+        before = len(proxy.exchanges)
+        with pytest.raises(StatehouseLeaseLostError):
+            manager.update(final)
+
+        ours = keeper_for(manager.config).held(manager.config.prefix + "dev:taken")
+        assert ours is not None
+        keeper_for(manager.config).release(ours)  # refused: only logged
+
+    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
+    assert sent[:2] == [("GET", 200), ("PUT", 409)]
+    assert statehouse.document(prefix + "dev:taken") == final.to_dict()
+    statehouse.call("DELETE", path, headers={"Lock-Token": successor.body["token"]})
+
+
+@pytest.mark.parametrize("ended", ["known lost", "past its ttl"])
+def test_in_a_run_a_state_repeated_under_a_lease_that_ended_is_written_not_confirmed(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str, ended: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    final = _state("dev:ended", {"singer_state": {"a": 1}}, {})
+    path = "/locks/" + quote(prefix + "dev:ended", safe="")
+
+    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+        manager.update(final)
+        lease = keeper_for(manager.config).held(manager.config.prefix + "dev:ended")
+        assert lease is not None
+        # Released by force, nobody granted since: only the lease's own state tells it ended.
+        assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
+        if ended == "known lost":
+            lease.lost = "refused by a renewal"
+        else:
+            lease.renewed_at -= lease.ttl_seconds
+        before = len(proxy.exchanges)
+        with pytest.raises(StatehouseLeaseLostError):
+            manager.update(final)
+        keeper_for(manager.config).release(lease)
+
+    # No read first: the write itself, refused (then the release, refused or not sent).
+    assert [(e.method, e.status) for e in proxy.exchanges[before:]][:1] == [("PUT", 409)]
+
+
 def test_in_a_run_a_remembered_state_deleted_without_the_lock_is_written_as_the_partial(
     backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
 ) -> None:

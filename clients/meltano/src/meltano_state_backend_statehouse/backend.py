@@ -218,7 +218,9 @@ class StatehouseStateStoreManager(StateStoreManager):
 
         Targets repeat their last state (on every drain, and at the end of a run): a conditional
         read confirms it instead of a write that would change nothing but the version. A state
-        changed since, by a writer without the lock, is written as any other.
+        changed since - by a writer without the lock, or fenced by a successor's grant - is
+        written as any other. A confirmed repeat proves the state, not the lease: a lease that
+        was released by force and not yet taken again is only found out at the next write.
         """
         written = self._written_under_lease(sid)
         if (
@@ -235,7 +237,7 @@ class StatehouseStateStoreManager(StateStoreManager):
     def _written_under_lease(self, sid: str) -> _Written | None:
         written = self._written.get(sid)
         lease = self._leases.held(sid)
-        if written is None or lease is None or lease.token != written.token or lease.lost:
+        if written is None or lease is None or lease.token != written.token or not lease.live():
             return None
         return written
 

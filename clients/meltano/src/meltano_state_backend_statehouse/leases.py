@@ -48,6 +48,11 @@ class Lease:
     renewed_at: float = field(default_factory=time.monotonic)
     lost: str | None = None
 
+    def live(self) -> bool:
+        """Not known lost, and within its ttl of the last grant or renewal asked for, by this
+        process's clock (the lease runs from when Statehouse decided it, no earlier)."""
+        return self.lost is None and time.monotonic() - self.renewed_at < self.ttl_seconds
+
 
 class LeaseKeeper:
     """The leases this process holds on one Statehouse endpoint."""
@@ -78,6 +83,7 @@ class LeaseKeeper:
         while True:
             remaining = max(0.0, deadline - time.monotonic())
             wait = min(MAX_WAIT_PER_REQUEST, math.ceil(remaining))
+            asked = time.monotonic()  # the lease runs from no earlier than this
             answer = self._client.request(
                 "POST",
                 lock_path(lock_id),
@@ -97,6 +103,7 @@ class LeaseKeeper:
                     fencing_token=int(grant["fencingToken"]),
                     ttl_seconds=self._config.lease_seconds,
                     run_scoped=run_scoped,
+                    renewed_at=asked,
                 )
                 self._hold(lease)
                 logger.debug(
