@@ -123,7 +123,7 @@ def runs_table(
 ) -> str:
     """Median wall time of `meltano run` per backend, and the difference."""
     statehouse, filesystem = pipelines
-    bookmarks = -(-rows // state_every)  # and the target's repeat of the last
+    bookmarks = -(-rows // state_every)  # the target's repeat of the last is not written again
     lines = [
         f"`meltano run tap-ledger target-ledger` over {rows} rows (a bookmark every "
         f"{state_every} row(s): {bookmarks} stored), each run from no state, runs alternating, "

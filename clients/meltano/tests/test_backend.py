@@ -26,7 +26,7 @@ from meltano_state_backend_statehouse import (
 from meltano_state_backend_statehouse import (
     backend as backend_module,
 )
-from meltano_state_backend_statehouse.leases import keeper_for
+from meltano_state_backend_statehouse.leases import Lease, keeper_for
 
 if t.TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -237,10 +237,19 @@ def _in_a_run(manager: StatehouseStateStoreManager, state_id: str) -> Iterator[N
     let go at the end (a run's process lets it go at its exit)."""
     with structlog.contextvars.bound_contextvars(run_id="test-run"):
         yield
-    keeper = keeper_for(manager.config)
-    lease = keeper.held(manager.config.prefix + state_id)
-    assert lease is not None, "the run's lease was not held to its end"
-    keeper.release(lease)
+    keeper_for(manager.config).release(_run_lease(manager, state_id))
+
+
+def _run_lease(manager: StatehouseStateStoreManager, state_id: str) -> Lease:
+    """The lease this process holds on ``state_id``."""
+    lease = keeper_for(manager.config).held(manager.config.prefix + state_id)
+    assert lease is not None, "the run's lease was not held"
+    return lease
+
+
+def _sent(proxy: Proxy, since: int) -> list[tuple[str, int]]:
+    """The requests through ``proxy`` from the ``since``-th on, and their answers' statuses."""
+    return [(e.method, e.status) for e in proxy.exchanges[since:]]
 
 
 def _merged(current: MeltanoState, *partials: MeltanoState) -> MeltanoState:
@@ -291,8 +300,7 @@ def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritte
         before = len(proxy.exchanges)
         manager.update(two)
 
-    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
-    assert sent == [("PUT", 412), ("GET", 200), ("PUT", 200), ("DELETE", 204)]
+    assert _sent(proxy, before) == [("PUT", 412), ("GET", 200), ("PUT", 200), ("DELETE", 204)]
     assert statehouse.document(prefix + "dev:intruded") == _merged(intruder, two).to_dict()
 
 
@@ -311,8 +319,7 @@ def test_in_a_run_a_state_repeated_is_confirmed_by_a_read_not_written_again(
         manager.update(final)
         manager.update(final)  # and its last complete state, at the run's end
 
-    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
-    assert sent == [("GET", 304), ("PUT", 200), ("GET", 304), ("DELETE", 204)]
+    assert _sent(proxy, before) == [("GET", 304), ("PUT", 200), ("GET", 304), ("DELETE", 204)]
     assert proxy.exchanges[before].headers["If-None-Match"] == version.headers["ETag"]
     assert statehouse.document(prefix + "dev:repeated") == final.to_dict()
 
@@ -330,8 +337,7 @@ def test_in_a_run_a_state_repeated_after_a_write_without_the_lock_is_written_aga
         before = len(proxy.exchanges)
         manager.update(final)
 
-    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
-    assert sent == [("GET", 200), ("PUT", 200), ("DELETE", 204)]
+    assert _sent(proxy, before) == [("GET", 200), ("PUT", 200), ("DELETE", 204)]
     assert statehouse.document(prefix + "dev:rewritten") == final.to_dict()
 
 
@@ -342,7 +348,7 @@ def test_in_a_run_a_state_repeated_after_the_lease_was_taken_over_is_refused(
     final = _state("dev:taken", {"singer_state": {"a": 1}}, {})
     path = "/locks/" + quote(prefix + "dev:taken", safe="")
 
-    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+    with _in_a_run(manager, "dev:taken"):  # whose release at the end is refused: only logged
         manager.update(final)
         assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
         successor = statehouse.call("POST", path, body={"owner": "successor", "ttlSeconds": 60})
@@ -351,12 +357,7 @@ def test_in_a_run_a_state_repeated_after_the_lease_was_taken_over_is_refused(
         with pytest.raises(StatehouseLeaseLostError):
             manager.update(final)
 
-        ours = keeper_for(manager.config).held(manager.config.prefix + "dev:taken")
-        assert ours is not None
-        keeper_for(manager.config).release(ours)  # refused: only logged
-
-    sent = [(e.method, e.status) for e in proxy.exchanges[before:]]
-    assert sent[:2] == [("GET", 200), ("PUT", 409)]
+    assert _sent(proxy, before)[:2] == [("GET", 200), ("PUT", 409)]
     assert statehouse.document(prefix + "dev:taken") == final.to_dict()
     statehouse.call("DELETE", path, headers={"Lock-Token": successor.body["token"]})
 
@@ -369,10 +370,9 @@ def test_in_a_run_a_state_repeated_under_a_lease_that_ended_is_written_not_confi
     final = _state("dev:ended", {"singer_state": {"a": 1}}, {})
     path = "/locks/" + quote(prefix + "dev:ended", safe="")
 
-    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+    with _in_a_run(manager, "dev:ended"):
         manager.update(final)
-        lease = keeper_for(manager.config).held(manager.config.prefix + "dev:ended")
-        assert lease is not None
+        lease = _run_lease(manager, "dev:ended")
         # Released by force, nobody granted since: only the lease's own state tells it ended.
         assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
         if ended == "known lost":
@@ -382,10 +382,9 @@ def test_in_a_run_a_state_repeated_under_a_lease_that_ended_is_written_not_confi
         before = len(proxy.exchanges)
         with pytest.raises(StatehouseLeaseLostError):
             manager.update(final)
-        keeper_for(manager.config).release(lease)
 
     # No read first: the write itself, refused (then the release, refused or not sent).
-    assert [(e.method, e.status) for e in proxy.exchanges[before:]][:1] == [("PUT", 409)]
+    assert _sent(proxy, before)[:1] == [("PUT", 409)]
 
 
 def test_in_a_run_a_remembered_state_deleted_without_the_lock_is_written_as_the_partial(

@@ -45,7 +45,7 @@ class Lease:
     fencing_token: int
     ttl_seconds: int
     run_scoped: bool
-    renewed_at: float = field(default_factory=time.monotonic)
+    renewed_at: float  # time.monotonic() when the grant or the last renewal was asked for
     lost: str | None = None
 
     def live(self) -> bool:
@@ -164,16 +164,16 @@ class LeaseKeeper:
     def _renew_forever(self) -> None:
         while not self._stopping:
             with self._mutex:
-                live = [lease for lease in self._leases.values() if not lease.lost]
-            if not live:
+                renewable = [lease for lease in self._leases.values() if not lease.lost]
+            if not renewable:
                 self._wake.wait()
                 self._wake.clear()
                 continue
             now = time.monotonic()
-            due = [lease for lease in live if now - lease.renewed_at >= lease.ttl_seconds / 3]
+            due = [lease for lease in renewable if now - lease.renewed_at >= lease.ttl_seconds / 3]
             for lease in due:
                 self._renew(lease)
-            next_due = min(lease.renewed_at + lease.ttl_seconds / 3 for lease in live)
+            next_due = min(lease.renewed_at + lease.ttl_seconds / 3 for lease in renewable)
             self._wake.wait(max(0.05, next_due - time.monotonic()))
             self._wake.clear()
 

@@ -16,9 +16,11 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
 /**
  * Appends each test class's and each test's CPU time and wall time to {@code target/test-cpu.tsv}
  * (class, test or {@code *} for the whole class, CPU seconds, wall seconds): the suite is bound by
- * the CPU of two cores, so what a test costs is its CPU, not its wall time beside another test JVM. CPU is this JVM's (the embedded engine runs in it) and that of the child processes it
- * waited for (services, engines, benchmarks started by the class), read from {@code /proc}; where
- * there is none, nothing is written. A nested class counts in its enclosing one. Registered for every class by
+ * the CPU of two cores, so what a test costs is its CPU, not its wall time beside another test JVM.
+ * CPU is this JVM's (the embedded engine runs in it) and that of the child processes it waited for
+ * (services, engines, benchmarks started by the class; a class that stops them after its last test
+ * counts them in its own line, not its tests'), read from {@code /proc}; where there is none,
+ * nothing is written. A nested class counts in its enclosing one. Registered for every class by
  * {@code junit.jupiter.extensions.autodetection.enabled}.
  */
 public class CpuPerClass implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -199,8 +200,7 @@ public final class ProfileBenchmark {
 			System.out.printf("  the instance's Java CPU by layer (%,d samples of its threads):%n", samples);
 			layers.entrySet()
 				.stream()
-				.sorted(Map.Entry.comparingByValue(
-						java.util.Comparator.comparingLong(ProfileBenchmark::total).reversed()))
+				.sorted(Map.Entry.comparingByValue(Comparator.comparingLong(ProfileBenchmark::total).reversed()))
 				.forEach((layer) -> {
 					long inLayer = total(layer.getValue());
 					System.out.printf("    %-44s %7.3f ms  %4.0f %%%n", layer.getKey(),
