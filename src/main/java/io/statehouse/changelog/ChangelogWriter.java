@@ -62,6 +62,9 @@ class ChangelogWriter implements SmartLifecycle {
 	/** Guarded by {@link #lock}. */
 	private int batchesInFlight;
 
+	/** Writes a round set aside until their prerequisite completes. Guarded by {@link #lock}. */
+	private int waitingForPrerequisites;
+
 	/** Guarded by {@link #lock}. */
 	private int lastBatchSize;
 
@@ -111,6 +114,19 @@ class ChangelogWriter implements SmartLifecycle {
 	 */
 	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable Idempotency idempotency,
 			int sizeBytes) {
+		return submit(id, mutation, idempotency, sizeBytes, CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * Hands a write to the writer without waiting, to be decided only once {@code prerequisite}
+	 * completes (its lease's check, which the caller runs meanwhile): its round reads the newest
+	 * version while the prerequisite is found out. A write whose prerequisite is still under way
+	 * when its round decides leaves that round without holding it up, and joins the first round
+	 * after the prerequisite completes; a prerequisite that fails refuses the write.
+	 * @throws WriteUnavailableException when the writer is saturated or stopping
+	 */
+	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable Idempotency idempotency,
+			int sizeBytes, CompletableFuture<?> prerequisite) {
 		int bytes = (int) Math.min((long) sizeBytes + OVERHEAD_BYTES, this.maxInFlightBytes);
 		if (!this.running) {
 			throw WriteUnavailableException.stopping();
@@ -118,7 +134,7 @@ class ChangelogWriter implements SmartLifecycle {
 		if (!this.inFlightBytes.tryAcquire(bytes)) {
 			throw WriteUnavailableException.saturated();
 		}
-		PendingWrite pending = new PendingWrite(id, mutation, idempotency, bytes,
+		PendingWrite pending = new PendingWrite(id, mutation, idempotency, prerequisite, bytes,
 				System.nanoTime() + this.properties.timeout().toNanos());
 		pending.result.whenComplete((committed, failure) -> this.inFlightBytes.release(bytes));
 		this.lock.lock();
@@ -170,7 +186,8 @@ class ChangelogWriter implements SmartLifecycle {
 	private void dispatch() {
 		this.lock.lock();
 		try {
-			while (this.running || !this.queue.isEmpty() || this.batchesInFlight > 0) {
+			while (this.running || !this.queue.isEmpty() || this.batchesInFlight > 0
+					|| this.waitingForPrerequisites > 0) {
 				if (this.batchesInFlight >= this.properties.concurrency()) {
 					this.changed.await(100, TimeUnit.MILLISECONDS);
 					continue;
@@ -259,9 +276,17 @@ class ChangelogWriter implements SmartLifecycle {
 		finally {
 			this.lock.lock();
 			try {
-				// Lost claims go first, before later writes of their ids are decided.
+				// Lost claims go first, before later writes of their ids are decided; writes set
+				// aside go first once their prerequisite completes.
 				for (int i = retries.size() - 1; i >= 0; i--) {
-					this.queue.addFirst(retries.get(i));
+					PendingWrite retry = retries.get(i);
+					if (retry.prerequisite.isDone()) {
+						this.queue.addFirst(retry);
+					}
+					else {
+						this.waitingForPrerequisites++;
+						retry.prerequisite.whenComplete((result, failure) -> requeue(retry));
+					}
 				}
 				this.inFlightIds.removeAll(ids);
 				this.batchesInFlight--;
@@ -270,6 +295,19 @@ class ChangelogWriter implements SmartLifecycle {
 			finally {
 				this.lock.unlock();
 			}
+		}
+	}
+
+	/** Puts back a write whose prerequisite completed after its round set it aside. */
+	private void requeue(PendingWrite pending) {
+		this.lock.lock();
+		try {
+			this.waitingForPrerequisites--;
+			this.queue.addFirst(pending);
+			this.changed.signalAll();
+		}
+		finally {
+			this.lock.unlock();
 		}
 	}
 

@@ -9,6 +9,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import io.micrometer.core.instrument.Counter;
@@ -92,22 +96,24 @@ class ClaimRound {
 
 	private static Timer phaseTimer(MeterRegistry meters, String phase) {
 		return Timer.builder("statehouse.changelog.batch.duration")
-			.description("Time of each phase of a batch: read the newest versions, insert the claims, "
-					+ "confirm which won")
+			.description("Time of each phase of a batch: read the newest versions (and wait for fenced writes' "
+					+ "lease checks, at most as long again), insert the claims, confirm which won")
 			.tag("phase", phase)
 			.register(meters);
 	}
 
 	/**
 	 * Makes a batch durable and answers its writes.
-	 * @return the writes that lost their version and go again
+	 * @return the writes that go again: those that lost their version, and those set aside
+	 * because their prerequisite was still under way
 	 */
 	List<PendingWrite> run(List<PendingWrite> batch) {
 		long fromPosition = this.tail.position();
 		long decidedAt = System.nanoTime();
+		List<PendingWrite> setAside = new ArrayList<>();
 		List<PendingClaim> decided;
 		try {
-			decided = this.readDurations.record(() -> decide(batch, fromPosition));
+			decided = this.readDurations.record(() -> decide(batch, fromPosition, setAside));
 		}
 		catch (RuntimeException ex) {
 			// Nothing was written: nobody in this batch gets a 2xx.
@@ -116,14 +122,15 @@ class ClaimRound {
 		}
 		// A write whose caller gave up while it was decided is not appended behind its back.
 		List<PendingClaim> appended = decided.stream().filter((claim) -> !abandoned(claim.pending())).toList();
+		List<PendingWrite> retries = new ArrayList<>(setAside);
 		if (appended.isEmpty()) {
-			return List.of();
+			return retries;
 		}
 		Map<VersionClaim, RuntimeException> insertFailures = append(
 				appended.stream().map(PendingClaim::claim).toList());
 		List<PendingClaim> claims = insertFailures.isEmpty() ? appended : withoutUnwritten(appended, insertFailures);
 		if (claims.isEmpty()) {
-			return List.of();
+			return retries;
 		}
 		List<VersionClaim> rows = claims.stream().map(PendingClaim::claim).toList();
 		Map<VersionClaim, Verdict> verdicts;
@@ -134,10 +141,9 @@ class ClaimRound {
 		catch (RuntimeException ex) {
 			claims.forEach((claim) -> claim.pending().result
 				.completeExceptionally(unwritten(insertFailures.get(claim.claim()))));
-			return List.of();
+			return retries;
 		}
 		this.decided.accept(verdicts);
-		List<PendingWrite> retries = new ArrayList<>();
 		for (PendingClaim claim : claims) {
 			PendingWrite pending = claim.pending();
 			Verdict verdict = verdicts.get(claim.claim());
@@ -255,8 +261,11 @@ class ClaimRound {
 		return new Committed(state, claim.created(), false);
 	}
 
-	/** Decides every write of the batch against the newest versions, read in one query. */
-	private List<PendingClaim> decide(List<PendingWrite> batch, long fromPosition) {
+	/**
+	 * Decides every write of the batch against the newest versions, read in one query; sets aside
+	 * those whose prerequisite is still under way.
+	 */
+	private List<PendingClaim> decide(List<PendingWrite> batch, long fromPosition, List<PendingWrite> setAside) {
 		Set<String> ids = new LinkedHashSet<>();
 		Set<IdempotencyKey> keys = new LinkedHashSet<>();
 		for (PendingWrite pending : batch) {
@@ -265,8 +274,10 @@ class ClaimRound {
 				keys.add(IdempotencyKey.of(pending.id, pending.idempotency));
 			}
 		}
+		long readFrom = System.nanoTime();
 		Map<String, Head> newest = this.repository.newest(ids, fromPosition);
 		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
+		awaitPrerequisites(batch, System.nanoTime() - readFrom);
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {
 			if (pending.idempotency != null) {
@@ -280,6 +291,15 @@ class ClaimRound {
 					}
 					continue;
 				}
+			}
+			if (!pending.prerequisite.isDone()) {
+				setAside.add(pending);
+				continue;
+			}
+			RuntimeException unmet = pending.unmetPrerequisite();
+			if (unmet != null) {
+				pending.result.completeExceptionally(unmet);
+				continue;
 			}
 			Head head = newest.get(pending.id);
 			StoredState current = (head != null) ? head.state() : null;
@@ -300,6 +320,30 @@ class ClaimRound {
 					!StoredState.isLive(current) && !change.deleted())));
 		}
 		return claims;
+	}
+
+	/**
+	 * Gives the writes' prerequisites, found out while the round read, as long again as the read
+	 * took to complete: one just behind the read is waited for rather than set aside (and read
+	 * again), and a slow one holds the round up no longer than that.
+	 */
+	private static void awaitPrerequisites(List<PendingWrite> batch, long nanos) {
+		CompletableFuture<?>[] underWay = batch.stream()
+			.map((pending) -> pending.prerequisite)
+			.filter((prerequisite) -> !prerequisite.isDone())
+			.toArray(CompletableFuture[]::new);
+		if (underWay.length == 0) {
+			return;
+		}
+		try {
+			CompletableFuture.allOf(underWay).get(nanos, TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Each write is decided, refused or set aside by its own prerequisite.
+		}
 	}
 
 	private record PendingClaim(PendingWrite pending, VersionClaim claim) {

@@ -1,6 +1,8 @@
 package io.statehouse.changelog;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -12,6 +14,12 @@ final class PendingWrite {
 	final StateMutation mutation;
 
 	final @Nullable Idempotency idempotency;
+
+	/**
+	 * What must be known before it is decided (its lease's check), found out while its round
+	 * reads; its failure refuses the write.
+	 */
+	final CompletableFuture<?> prerequisite;
 
 	/** Accounted against the writer's in-flight limit. */
 	final int bytes;
@@ -27,10 +35,12 @@ final class PendingWrite {
 	/** Versions it lost so far. */
 	int attempts;
 
-	PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency, int bytes, long deadline) {
+	PendingWrite(String id, StateMutation mutation, @Nullable Idempotency idempotency,
+			CompletableFuture<?> prerequisite, int bytes, long deadline) {
 		this.id = id;
 		this.mutation = mutation;
 		this.idempotency = idempotency;
+		this.prerequisite = prerequisite;
 		this.bytes = bytes;
 		this.deadline = deadline;
 	}
@@ -38,6 +48,20 @@ final class PendingWrite {
 	/** Whether its caller has stopped waiting for it. */
 	boolean abandoned() {
 		return this.deadline - System.nanoTime() <= 0;
+	}
+
+	/** What refuses it: its prerequisite's failure; {@code null} once the prerequisite was met. Call once it is done. */
+	@Nullable RuntimeException unmetPrerequisite() {
+		try {
+			this.prerequisite.join();
+			return null;
+		}
+		catch (CompletionException ex) {
+			return (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
+		}
+		catch (CancellationException ex) {
+			return ex;
+		}
 	}
 
 }

@@ -107,6 +107,12 @@ public class StateStore {
 		return this.writer.submit(id, mutation, null, sizeBytes);
 	}
 
+	/** See {@link ChangelogWriter#submit(String, StateMutation, Idempotency, int, CompletableFuture)}. */
+	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable Idempotency idempotency,
+			int sizeBytes, CompletableFuture<?> prerequisite) {
+		return this.writer.submit(id, mutation, idempotency, sizeBytes, prerequisite);
+	}
+
 	/** See {@link ChangelogWriter#await}. */
 	public Committed await(CompletableFuture<Committed> write) {
 		return this.writer.await(write);

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.LongFunction;
 
 import io.statehouse.changelog.Change;
 import io.statehouse.changelog.Change.Operation;
@@ -132,10 +131,8 @@ class StateService {
 		return this.metrics.write(Write.PUT, () -> {
 			String document = this.documents.readObject(body);
 			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.PUT, document);
-			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-				check(id, current, conditions, fencing);
-				return Change.put(document, fencing, writtenBy);
-			}, idempotency, document.length()));
+			return leased(id, conditions, idempotency, document.length(),
+					(current, fencing) -> Change.put(document, fencing, writtenBy));
 		});
 	}
 
@@ -144,11 +141,10 @@ class StateService {
 		return this.metrics.write(Write.PATCH, () -> {
 			String patch = this.documents.readObject(body);
 			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.PATCH, patch);
-			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-				check(id, current, conditions, fencing);
+			return leased(id, conditions, idempotency, patch.length(), (current, fencing) -> {
 				String base = StoredState.isLive(current) ? current.document() : "{}";
 				return Change.patch(this.documents.mergePatch(base, patch), fencing, writtenBy);
-			}, idempotency, patch.length()));
+			});
 		});
 	}
 
@@ -172,10 +168,8 @@ class StateService {
 				}
 				throw ex;
 			}
-			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-				check(id, current, conditions, fencing);
-				return Change.restore(earlier, fencing, writtenBy);
-			}, idempotency, earlier.document().length()));
+			return leased(id, conditions, idempotency, earlier.document().length(),
+					(current, fencing) -> Change.restore(earlier, fencing, writtenBy));
 		});
 	}
 
@@ -183,11 +177,9 @@ class StateService {
 	Committed delete(String id, WriteConditions conditions, String writtenBy) {
 		return this.metrics.write(Write.DELETE, () -> {
 			Idempotency idempotency = conditions.idempotency(writtenBy, Operation.DELETE, "");
-			return leased(id, conditions, idempotency, (fencing) -> this.store.write(id, (current) -> {
-				// The conditions first: If-Match on a deleted state is a failed precondition (412).
-				check(id, current, conditions, fencing);
-				return tombstone(id, current, fencing, writtenBy);
-			}, idempotency, 0));
+			// The conditions are checked first: If-Match on a deleted state is a failed precondition (412).
+			return leased(id, conditions, idempotency, 0,
+					(current, fencing) -> tombstone(id, current, fencing, writtenBy));
 		});
 	}
 
@@ -200,38 +192,57 @@ class StateService {
 	}
 
 	/**
-	 * Runs a write with the fencing token of the lease it presents (0: none), checked against
-	 * the lock now. A retry of a write that was applied under a lease that has ended since is
-	 * answered like the first write, not refused: the key is looked up before the lease decides.
+	 * Writes under the lease the write presents (fencing token 0: none), decided against the
+	 * version it replaces after its conditions and its fencing token are checked. The lease is
+	 * checked (and records that it admits writes) while the writer reads the newest version: the
+	 * write is decided, and so appended, only once the check has passed, and it waits for the
+	 * check outside the writer's round. A retry of a write that was applied under a lease that
+	 * has ended since is answered like the first write, not refused: the writer looks its key up
+	 * before it decides.
 	 */
-	private Committed leased(String id, WriteConditions conditions, @Nullable Idempotency idempotency,
-			LongFunction<Committed> write) {
+	private Committed leased(String id, WriteConditions conditions, @Nullable Idempotency idempotency, int sizeBytes,
+			FencedChange change) {
 		LockToken token = conditions.lockToken();
 		if (token == null) {
-			return write.apply(0);
+			return this.store.write(id, (current) -> decide(id, current, conditions, 0, change), idempotency,
+					sizeBytes);
 		}
-		long fencing;
+		CompletableFuture<Long> fencing = new CompletableFuture<>();
+		CompletableFuture<Committed> write = this.store.submit(id,
+				(current) -> decide(id, current, conditions, fencing.join(), change), idempotency, sizeBytes,
+				fencing);
 		try {
-			fencing = this.locks.fencingToken(id, token);
+			fencing.complete(this.locks.fencingToken(id, token));
 		}
-		catch (LockConflictException ex) {
-			if (idempotency != null) {
-				return this.store.replay(id, idempotency).orElseThrow(() -> ex);
-			}
-			throw ex;
+		catch (RuntimeException ex) {
+			fencing.completeExceptionally(ex);
 		}
-		return write.apply(fencing);
+		finally {
+			// Whatever went wrong (an Error), the write is refused, never left waiting for the check.
+			fencing.completeExceptionally(new IllegalStateException("The lease of a write was not checked"));
+		}
+		return this.store.await(write);
+	}
+
+	/** A write's change, given the version it replaces and the fencing token of its lease. */
+	@FunctionalInterface
+	private interface FencedChange {
+
+		Change decide(@Nullable StoredState current, long fencing);
+
 	}
 
 	/**
-	 * Decided against the version the write replaces: its preconditions, and its fencing token —
-	 * a holder whose lease was superseded cannot overwrite what a newer holder wrote.
+	 * A write's change, decided against the version it replaces after its preconditions and its
+	 * fencing token — a holder whose lease was superseded cannot overwrite what a newer holder wrote.
 	 */
-	private static void check(String id, @Nullable StoredState current, WriteConditions conditions, long fencing) {
+	private static Change decide(String id, @Nullable StoredState current, WriteConditions conditions, long fencing,
+			FencedChange change) {
 		conditions.preconditions().check(id, current);
 		if (fencing > 0 && current != null && current.fencing() > fencing) {
 			throw LockConflictException.superseded(id, current.fencing(), fencing);
 		}
+		return change.decide(current, fencing);
 	}
 
 	/**

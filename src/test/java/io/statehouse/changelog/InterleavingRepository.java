@@ -30,6 +30,9 @@ class InterleavingRepository implements ChangelogRepository {
 
 	volatile @Nullable Consumer<List<VersionClaim>> afterAppend;
 
+	/** Told the ids of every read of the newest versions, once it is read. */
+	volatile @Nullable Consumer<Collection<String>> afterNewest;
+
 	/** Appends, then fails as if the answer was lost on the way back. */
 	volatile boolean loseAppendAnswer;
 
@@ -43,6 +46,7 @@ class InterleavingRepository implements ChangelogRepository {
 	void reset() {
 		this.beforeAppend = null;
 		this.afterAppend = null;
+		this.afterNewest = null;
 		this.loseAppendAnswer = false;
 		this.failingVerdicts.set(0);
 	}
@@ -59,7 +63,12 @@ class InterleavingRepository implements ChangelogRepository {
 
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
-		return this.delegate.newest(ids, fromPosition);
+		Map<String, Head> newest = this.delegate.newest(ids, fromPosition);
+		Consumer<Collection<String>> after = this.afterNewest;
+		if (after != null) {
+			after.accept(ids);
+		}
+		return newest;
 	}
 
 	@Override

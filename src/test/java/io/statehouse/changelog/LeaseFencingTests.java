@@ -210,6 +210,94 @@ class LeaseFencingTests {
 			.isEqualTo(200);
 	}
 
+	/**
+	 * A fenced write's lease is checked while the writer reads the newest version: the lease's read
+	 * is held up here until the writer has read the state, which it would never do first if it
+	 * waited for the check.
+	 */
+	@Test
+	void aFencedWritesLeaseIsCheckedWhileTheWriterReadsTheState() {
+		String id = "fence:overlap";
+		String holder = aLeaseThatAdmittedWrites(id);
+		CountDownLatch writerRead = writerReads(id);
+		this.lockFaults.holdNextRead(id, writerRead);
+
+		assertThat(this.client.put("/states/" + id, "{\"n\":2}", "Lock-Token", holder).status()).isEqualTo(200);
+		assertThat(this.lockFaults.heldReadTimedOut()).as("the writer read the state while the lease was checked")
+			.isFalse();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":2}");
+	}
+
+	/**
+	 * A write whose lease is still being checked when the writer has read the state waits outside
+	 * the writer's round (one at a time by default): other writes go through meanwhile, and it is
+	 * written once the check passes.
+	 */
+	@Test
+	void aWriteWaitingForItsLeaseCheckHoldsUpNoOtherWrite() throws Exception {
+		String id = "fence:slow-check";
+		CountDownLatch checked = new CountDownLatch(1);
+		CompletableFuture<Response> fenced = aFencedWriteReadWhileItsLeaseIsChecked(id, checked);
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.client.put("/states/fence:bystander", "{\"i\":" + i + "}").status()).isIn(200, 201);
+		}
+		assertThat(fenced).as("the fenced write waits for its lease check").isNotDone();
+
+		checked.countDown();
+		assertThat(fenced.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
+		assertThat(this.lockFaults.heldReadTimedOut()).isFalse();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":2}");
+	}
+
+	/** A write set aside until its lease is checked is refused, and writes nothing, when the lease ended meanwhile. */
+	@Test
+	void aWriteWhoseLeaseEndsWhileItIsCheckedIsRefusedAndWritesNothing() throws Exception {
+		String id = "fence:ended-meanwhile";
+		CountDownLatch released = new CountDownLatch(1);
+		CompletableFuture<Response> fenced = aFencedWriteReadWhileItsLeaseIsChecked(id, released);
+		assertThat(this.client.delete("/locks/" + id + "?force=true").status()).isEqualTo(204);
+		released.countDown();
+
+		Response answer = fenced.get(30, TimeUnit.SECONDS);
+		assertThat(answer.status()).as("%s", answer).isEqualTo(409);
+		assertThat(this.lockFaults.heldReadTimedOut()).isFalse();
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+	}
+
+	/** Creates the state and takes a lease that wrote it once (so that it recorded that it admits writes). */
+	private String aLeaseThatAdmittedWrites(String id) {
+		this.client.put("/states/" + id, "{\"n\":0}");
+		String holder = this.client.acquire(id, "holder", 60, 0).token();
+		assertThat(this.client.put("/states/" + id, "{\"n\":1}", "Lock-Token", holder).status()).isEqualTo(200);
+		return holder;
+	}
+
+	/**
+	 * Sends {@code {"n":2}} under a lease that admitted writes, with the lease's check held up
+	 * until {@code checked} opens, and returns its answer to come once the writer has read the state.
+	 */
+	private CompletableFuture<Response> aFencedWriteReadWhileItsLeaseIsChecked(String id, CountDownLatch checked)
+			throws InterruptedException {
+		String holder = aLeaseThatAdmittedWrites(id);
+		CountDownLatch writerRead = writerReads(id);
+		this.lockFaults.holdNextRead(id, checked);
+		CompletableFuture<Response> fenced = CompletableFuture
+			.supplyAsync(() -> this.client.put("/states/" + id, "{\"n\":2}", "Lock-Token", holder));
+		assertThat(writerRead.await(10, TimeUnit.SECONDS)).as("the writer read the state").isTrue();
+		return fenced;
+	}
+
+	/** Opens once the writer has read the newest version of {@code id}. */
+	private CountDownLatch writerReads(String id) {
+		CountDownLatch read = new CountDownLatch(1);
+		this.repository.afterNewest = (ids) -> {
+			if (ids.contains(id)) {
+				read.countDown();
+			}
+		};
+		return read;
+	}
+
 	/** Creates the state, and has a lease admit a write to it and end: the next grant must fence. */
 	private void aLeaseAdmittedWritesAndEnded(String id) {
 		this.client.put("/states/" + id, "{\"n\":0}");

@@ -4,6 +4,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,8 +16,8 @@ import org.springframework.context.annotation.Primary;
 
 /**
  * The application's lock repository with one fault on demand around a lock's next grant: a read
- * behind the lock, as a lagging replica or a ZooKeeper follower serves it; or reads of a lock that
- * never catch up.
+ * behind the lock, as a lagging replica or a ZooKeeper follower serves it; reads of a lock that
+ * never catch up; or a read held up until something else happened.
  */
 public final class LockFaults implements LockRepository {
 
@@ -26,6 +29,11 @@ public final class LockFaults implements LockRepository {
 
 	/** Reads of an id that stay as they were when they were frozen, until {@link #reset()}. */
 	private final Map<String, LockSnapshot> frozen = new ConcurrentHashMap<>();
+
+	/** The next read to hold up, and until when. */
+	private final AtomicReference<@Nullable HeldRead> heldRead = new AtomicReference<>();
+
+	private volatile boolean heldReadTimedOut;
 
 	LockFaults(LockRepository delegate) {
 		this.delegate = delegate;
@@ -45,6 +53,20 @@ public final class LockFaults implements LockRepository {
 		this.frozen.put(id, this.delegate.read(id));
 	}
 
+	/**
+	 * The next read of {@code id} waits until {@code until} opens (at most 10 s, see
+	 * {@link #heldReadTimedOut()}), then reads the lock as it is then.
+	 */
+	public void holdNextRead(String id, CountDownLatch until) {
+		this.heldReadTimedOut = false;
+		this.heldRead.set(new HeldRead(id, until));
+	}
+
+	/** Whether the read held up stopped waiting before what it waited for happened. */
+	public boolean heldReadTimedOut() {
+		return this.heldReadTimedOut;
+	}
+
 	/** Whether the fault happened. */
 	public boolean served() {
 		return this.id == null;
@@ -52,6 +74,7 @@ public final class LockFaults implements LockRepository {
 
 	public void reset() {
 		this.id = null;
+		this.heldRead.set(null);
 		this.frozen.clear();
 	}
 
@@ -63,6 +86,15 @@ public final class LockFaults implements LockRepository {
 
 	@Override
 	public LockSnapshot read(String id) {
+		HeldRead held = this.heldRead.get();
+		if (held != null && held.id().equals(id) && this.heldRead.compareAndSet(held, null)) {
+			try {
+				this.heldReadTimedOut = !held.until().await(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
 		LockSnapshot stale = this.frozen.get(id);
 		if (stale != null) {
 			return stale;
@@ -112,6 +144,9 @@ public final class LockFaults implements LockRepository {
 			return new LockFaults(repository);
 		}
 
+	}
+
+	private record HeldRead(String id, CountDownLatch until) {
 	}
 
 }

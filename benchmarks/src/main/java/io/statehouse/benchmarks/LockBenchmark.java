@@ -213,9 +213,14 @@ public final class LockBenchmark {
 	}
 
 	static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds) throws Exception {
+		return acquire(http, base, id, waitSeconds, 60);
+	}
+
+	static String acquire(CloseableHttpClient http, String base, String id, int waitSeconds, int ttlSeconds)
+			throws Exception {
 		HttpPost post = new HttpPost(base + "/locks/" + id);
-		post.setEntity(new StringEntity("{\"owner\":\"bench\",\"ttlSeconds\":60,\"waitSeconds\":" + waitSeconds + "}",
-				ContentType.APPLICATION_JSON));
+		post.setEntity(new StringEntity("{\"owner\":\"bench\",\"ttlSeconds\":" + ttlSeconds + ",\"waitSeconds\":"
+				+ waitSeconds + "}", ContentType.APPLICATION_JSON));
 		return http.execute(post, (response) -> {
 			String body = EntityUtils.toString(response.getEntity(), StandardCharsets.UTF_8);
 			if (response.getCode() != 201) {

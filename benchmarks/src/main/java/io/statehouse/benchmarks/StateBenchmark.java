@@ -22,6 +22,7 @@ import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
@@ -33,6 +34,8 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * alone, without HTTP and Spring MVC;</li>
  * <li>PUT at 64 callers on distinct ids vs a one-INSERT-per-write baseline on the same engine
  * (single-row INSERTs into a copy of the changelog table), with INSERTs per acknowledged PUT;</li>
+ * <li>a pipeline's bookmarks: PUTs of one id, one caller, under a lease ({@code Lock-Token}) vs
+ * without one;</li>
  * <li>latency of a lone PUT and a lone GET.</li>
  * </ul>
  * Rounds alternate the two sides so that machine noise hits both; ratios are of medians.
@@ -113,10 +116,28 @@ public final class StateBenchmark {
 						timer.mean(java.util.concurrent.TimeUnit.MILLISECONDS), timer.count());
 			}
 
+			// A pipeline's bookmarks: one id written again and again, under the run's lease or without one.
+			expect(http, put(base, "bench:leased", null), 201);
+			expect(http, put(base, "bench:unleased", null), 201);
+			String token = LockBenchmark.acquire(http, base, "bench:leased", 0, 3600);
+			compare("PUT under a lease (Lock-Token)", "PUT without one", 1, rounds, warmup, measure,
+					(caller, n) -> expect(http, put(base, "bench:leased", token), 200),
+					(caller, n) -> expect(http, put(base, "bench:unleased", null), 200));
+
 			System.out.println("Lone requests (1 caller):");
 			System.out.println("  " + Load.run("PUT /states/{id}", 1, warmup, measure, httpPut));
 			System.out.println("  " + Load.run("GET /states/{id}", 1, warmup, measure, httpGet));
 		}
+	}
+
+	/** A PUT of the benchmark's document, under the lease of {@code lockToken} if given. */
+	private static HttpPut put(String base, String id, @Nullable String lockToken) {
+		HttpPut put = new HttpPut(base + "/states/" + id);
+		if (lockToken != null) {
+			put.setHeader("Lock-Token", lockToken);
+		}
+		put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
+		return put;
 	}
 
 	/** PUTs {@code count} states, {@code bench:seed:0}…, from 16 threads, with the given headers (name, value, ...). */
