@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
@@ -30,9 +31,10 @@ interface ChangelogRepository {
 
 	/**
 	 * Earlier writes by the keys' callers that carried these idempotency keys and won their version.
-	 * @param heads the newest version of every id the keys belong to
+	 * @param heads the newest version of every id the keys belong to, asked for once the keys' rows
+	 * are read (so that they may be read meanwhile)
 	 */
-	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads);
+	Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Supplier<Map<String, Head>> heads);
 
 	/** Appends claims, all in one INSERT. */
 	void append(List<VersionClaim> claims);

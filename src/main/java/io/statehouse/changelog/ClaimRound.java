@@ -10,7 +10,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -66,6 +69,13 @@ class ClaimRound {
 	private final Counter lostClaims;
 
 	private final Consumer<Map<VersionClaim, Verdict>> decided;
+
+	/** Runs a round's second read beside its first (daemon threads, gone once idle for a minute). */
+	private final ExecutorService reads = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "changelog-reader");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	/** @param decided told of each batch's verdicts before they are answered */
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
@@ -275,8 +285,19 @@ class ClaimRound {
 			}
 		}
 		long readFrom = System.nanoTime();
-		Map<String, Head> newest = this.repository.newest(ids, fromPosition);
-		Map<IdempotencyKey, Replay> replays = keys.isEmpty() ? Map.of() : this.repository.replays(keys, newest);
+		Map<String, Head> newest;
+		Map<IdempotencyKey, Replay> replays;
+		if (keys.isEmpty()) {
+			newest = this.repository.newest(ids, fromPosition);
+			replays = Map.of();
+		}
+		else {
+			// The newest versions are read while the keys' rows are.
+			CompletableFuture<Map<String, Head>> heads = CompletableFuture
+				.supplyAsync(() -> this.repository.newest(ids, fromPosition), this.reads);
+			replays = this.repository.replays(keys, () -> joined(heads));
+			newest = joined(heads);
+		}
 		awaitPrerequisites(batch, System.nanoTime() - readFrom);
 		List<PendingClaim> claims = new ArrayList<>();
 		for (PendingWrite pending : batch) {
@@ -320,6 +341,19 @@ class ClaimRound {
 					!StoredState.isLive(current) && !change.deleted())));
 		}
 		return claims;
+	}
+
+	/** The result of a read run beside another, or its failure as it was thrown. */
+	private static <T> T joined(CompletableFuture<T> read) {
+		try {
+			return read.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RuntimeException failure) {
+				throw failure;
+			}
+			throw ex;
+		}
 	}
 
 	/**

@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
+import java.util.function.Supplier;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.changelog.ChangelogTables.Tail;
@@ -559,7 +560,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads) {
+	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Supplier<Map<String, Head>> newest) {
 		List<String> ids = keys.stream().map(IdempotencyKey::id).distinct().toList();
 		Map<String, List<Row>> rows = new HashMap<>();
 		List<Row> keyed = new ArrayList<>();
@@ -580,6 +581,7 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				return null;
 			})
 			.list();
+		Map<String, Head> heads = newest.get();
 		Map<String, Lineage> lineages = new HashMap<>();
 		Map<IdempotencyKey, Replay> replays = new HashMap<>();
 		keyed.sort(Comparator.comparingLong(Row::version));

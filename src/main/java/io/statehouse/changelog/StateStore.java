@@ -127,7 +127,7 @@ public class StateStore {
 	public Optional<Committed> replay(String id, Idempotency idempotency) {
 		Map<String, Head> heads = this.repository.newest(List.of(id), this.tail.position());
 		ChangelogRepository.IdempotencyKey key = ChangelogRepository.IdempotencyKey.of(id, idempotency);
-		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), heads).get(key);
+		ChangelogRepository.Replay replay = heads.isEmpty() ? null : this.repository.replays(List.of(key), () -> heads).get(key);
 		return Optional.ofNullable(replay).map((earlier) -> earlier.answerTo(id, idempotency));
 	}
 

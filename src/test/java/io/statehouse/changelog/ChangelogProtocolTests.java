@@ -3,6 +3,8 @@ package io.statehouse.changelog;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.LongStream;
 
@@ -131,6 +133,36 @@ class ChangelogProtocolTests {
 				"k-refused");
 		assertThat(retry.status()).as("the refused request is decided again, not replayed").isEqualTo(412);
 		assertThat(this.client.put("/states/" + id, "{\"v\":3}").version()).isEqualTo(3);
+	}
+
+	/**
+	 * A keyed write's round reads the keys' rows beside the newest versions: the newest versions'
+	 * read waits here until the keys' read has begun, which it would never do first if the reads
+	 * took turns.
+	 */
+	@Test
+	void aKeyedWritesRoundReadsTheKeysRowsBesideTheNewestVersions() throws Exception {
+		String id = "proto:keyed-reads";
+		CountDownLatch keysRead = new CountDownLatch(1);
+		AtomicBoolean beside = new AtomicBoolean();
+		this.repository.beforeReplays = (keys) -> keysRead.countDown();
+		this.repository.beforeNewest = (ids) -> {
+			if (ids.contains(id)) {
+				try {
+					beside.set(keysRead.await(10, TimeUnit.SECONDS));
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		Response written = this.client.put("/states/" + id, "{\"v\":1}", "Idempotency-Key", "k-beside");
+		this.repository.reset();
+		assertThat(written.status()).isEqualTo(201);
+		assertThat(beside).as("the keys' rows were read while the newest versions were").isTrue();
+		Response replay = this.client.put("/states/" + id, "{\"v\":1}", "Idempotency-Key", "k-beside");
+		assertThat(replay.header("Idempotent-Replayed")).contains("true");
+		assertThat(replay.version()).isEqualTo(1);
 	}
 
 	@Test

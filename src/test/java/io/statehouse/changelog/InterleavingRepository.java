@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.statehouse.claims.ClaimKey;
 import org.jspecify.annotations.Nullable;
@@ -30,8 +31,14 @@ class InterleavingRepository implements ChangelogRepository {
 
 	volatile @Nullable Consumer<List<VersionClaim>> afterAppend;
 
+	/** Told the ids of every read of the newest versions, before it is read. */
+	volatile @Nullable Consumer<Collection<String>> beforeNewest;
+
 	/** Told the ids of every read of the newest versions, once it is read. */
 	volatile @Nullable Consumer<Collection<String>> afterNewest;
+
+	/** Told the keys of every read of idempotency keys' rows, before it is read. */
+	volatile @Nullable Consumer<Collection<IdempotencyKey>> beforeReplays;
 
 	/** Appends, then fails as if the answer was lost on the way back. */
 	volatile boolean loseAppendAnswer;
@@ -46,7 +53,9 @@ class InterleavingRepository implements ChangelogRepository {
 	void reset() {
 		this.beforeAppend = null;
 		this.afterAppend = null;
+		this.beforeNewest = null;
 		this.afterNewest = null;
+		this.beforeReplays = null;
 		this.loseAppendAnswer = false;
 		this.failingVerdicts.set(0);
 	}
@@ -63,6 +72,10 @@ class InterleavingRepository implements ChangelogRepository {
 
 	@Override
 	public Map<String, Head> newest(Collection<String> ids, long fromPosition) {
+		Consumer<Collection<String>> before = this.beforeNewest;
+		if (before != null) {
+			before.accept(ids);
+		}
 		Map<String, Head> newest = this.delegate.newest(ids, fromPosition);
 		Consumer<Collection<String>> after = this.afterNewest;
 		if (after != null) {
@@ -72,7 +85,11 @@ class InterleavingRepository implements ChangelogRepository {
 	}
 
 	@Override
-	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Map<String, Head> heads) {
+	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Supplier<Map<String, Head>> heads) {
+		Consumer<Collection<IdempotencyKey>> before = this.beforeReplays;
+		if (before != null) {
+			before.accept(keys);
+		}
 		return this.delegate.replays(keys, heads);
 	}
 

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -34,8 +35,8 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * alone, without HTTP and Spring MVC;</li>
  * <li>PUT at 64 callers on distinct ids vs a one-INSERT-per-write baseline on the same engine
  * (single-row INSERTs into a copy of the changelog table), with INSERTs per acknowledged PUT;</li>
- * <li>a pipeline's bookmarks: PUTs of one id, one caller, under a lease ({@code Lock-Token}) vs
- * without one;</li>
+ * <li>a pipeline's bookmarks: PUTs of one id, one caller, as the Meltano plugin sends them (under a
+ * lease, with an {@code Idempotency-Key}) vs plain ones;</li>
  * <li>latency of a lone PUT and a lone GET.</li>
  * </ul>
  * Rounds alternate the two sides so that machine noise hits both; ratios are of medians.
@@ -116,13 +117,17 @@ public final class StateBenchmark {
 						timer.mean(java.util.concurrent.TimeUnit.MILLISECONDS), timer.count());
 			}
 
-			// A pipeline's bookmarks: one id written again and again, under the run's lease or without one.
+			// A pipeline's bookmarks: one id written again and again, as the Meltano plugin writes them
+			// (under the run's lease, each with a key of its own to retry with), or plainly.
 			expect(http, put(base, "bench:leased", null), 201);
 			expect(http, put(base, "bench:unleased", null), 201);
 			String token = LockBenchmark.acquire(http, base, "bench:leased", 0, 3600);
-			compare("PUT under a lease (Lock-Token)", "PUT without one", 1, rounds, warmup, measure,
-					(caller, n) -> expect(http, put(base, "bench:leased", token), 200),
-					(caller, n) -> expect(http, put(base, "bench:unleased", null), 200));
+			compare("PUT with Lock-Token, Idempotency-Key", "PUT without either", 1, rounds, warmup, measure,
+					(caller, n) -> {
+						HttpPut put = put(base, "bench:leased", token);
+						put.setHeader("Idempotency-Key", UUID.randomUUID().toString());
+						expect(http, put, 200);
+					}, (caller, n) -> expect(http, put(base, "bench:unleased", null), 200));
 
 			System.out.println("Lone requests (1 caller):");
 			System.out.println("  " + Load.run("PUT /states/{id}", 1, warmup, measure, httpPut));
