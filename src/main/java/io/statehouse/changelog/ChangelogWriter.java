@@ -324,6 +324,7 @@ class ChangelogWriter implements SmartLifecycle {
 		if (this.workers.isShutdown()) {
 			this.workers = newWorkers();
 		}
+		this.round.start();
 		this.running = true;
 		Thread thread = new Thread(this::dispatch, "changelog-dispatcher");
 		thread.setDaemon(true);
@@ -352,6 +353,7 @@ class ChangelogWriter implements SmartLifecycle {
 			}
 		}
 		this.workers.shutdown();
+		this.round.stop();
 	}
 
 	@Override

@@ -70,12 +70,8 @@ class ClaimRound {
 
 	private final Consumer<Map<VersionClaim, Verdict>> decided;
 
-	/** Runs a round's second read beside its first (daemon threads, gone once idle for a minute). */
-	private final ExecutorService reads = Executors.newCachedThreadPool((task) -> {
-		Thread thread = new Thread(task, "changelog-reader");
-		thread.setDaemon(true);
-		return thread;
-	});
+	/** Runs a round's second read beside its first; started and stopped with the writer. */
+	private volatile ExecutorService reads = newReaders();
 
 	/** @param decided told of each batch's verdicts before they are answered */
 	ClaimRound(ChangelogRepository repository, ClaimArbiter arbiter, TailWatermark tail,
@@ -343,6 +339,26 @@ class ClaimRound {
 		return claims;
 	}
 
+	/** Makes the readers ready again after {@link #stop()}. */
+	void start() {
+		if (this.reads.isShutdown()) {
+			this.reads = newReaders();
+		}
+	}
+
+	/** Lets the readers go once the rounds in flight are done (the writer stops after them). */
+	void stop() {
+		this.reads.shutdown();
+	}
+
+	private static ExecutorService newReaders() {
+		return Executors.newCachedThreadPool((task) -> {
+			Thread thread = new Thread(task, "changelog-reader");
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
 	/** The result of a read run beside another, or its failure as it was thrown. */
 	private static <T> T joined(CompletableFuture<T> read) {
 		try {
@@ -351,6 +367,9 @@ class ClaimRound {
 		catch (CompletionException ex) {
 			if (ex.getCause() instanceof RuntimeException failure) {
 				throw failure;
+			}
+			if (ex.getCause() instanceof Error error) {
+				throw error;
 			}
 			throw ex;
 		}

@@ -561,6 +561,33 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 
 	@Override
 	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Supplier<Map<String, Head>> newest) {
+		KeyedRows read = keyedRows(keys);
+		Map<String, Head> heads = newest.get();
+		if (read.behind(heads)) {
+			// The heads were read beside these rows and saw later versions (another instance's
+			// writes): read the rows again, after the heads, so that each head's walk reaches them.
+			read = keyedRows(keys);
+		}
+		Map<String, Lineage> lineages = new HashMap<>();
+		Map<IdempotencyKey, Replay> replays = new HashMap<>();
+		for (Row row : read.keyed()) {
+			Head head = heads.get(row.id());
+			if (head == null) {
+				continue;
+			}
+			KeyedRows rows = read;
+			Lineage lineage = lineages.computeIfAbsent(row.id(), (id) -> new Lineage(head, rows.byId().get(id)));
+			if (lineage.won(row.version(), row.claimId()) && row.state() != null) {
+				// A key that won twice (two attempts raced) answers with its first win.
+				replays.putIfAbsent(new IdempotencyKey(row.id(), row.caller(), row.key()),
+						new Replay(new Committed(row.state(), row.created(), true), row.fingerprint()));
+			}
+		}
+		return replays;
+	}
+
+	/** The rows that carry the keys, and their ids' rows from the oldest of them on. */
+	private KeyedRows keyedRows(Collection<IdempotencyKey> keys) {
 		List<String> ids = keys.stream().map(IdempotencyKey::id).distinct().toList();
 		Map<String, List<Row>> rows = new HashMap<>();
 		List<Row> keyed = new ArrayList<>();
@@ -581,23 +608,8 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 				return null;
 			})
 			.list();
-		Map<String, Head> heads = newest.get();
-		Map<String, Lineage> lineages = new HashMap<>();
-		Map<IdempotencyKey, Replay> replays = new HashMap<>();
 		keyed.sort(Comparator.comparingLong(Row::version));
-		for (Row row : keyed) {
-			Head head = heads.get(row.id());
-			if (head == null) {
-				continue;
-			}
-			Lineage lineage = lineages.computeIfAbsent(row.id(), (id) -> new Lineage(head, rows.get(id)));
-			if (lineage.won(row.version(), row.claimId()) && row.state() != null) {
-				// A key that won twice (two attempts raced) answers with its first win.
-				replays.putIfAbsent(new IdempotencyKey(row.id(), row.caller(), row.key()),
-						new Replay(new Committed(row.state(), row.created(), true), row.fingerprint()));
-			}
-		}
-		return replays;
+		return new KeyedRows(rows, keyed);
 	}
 
 	@Override
@@ -1015,6 +1027,27 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 			}
 		}
 		return uuids;
+	}
+
+	/**
+	 * What a replay is decided from: the rows of the keys' ids by id, and those that carry a key,
+	 * oldest first.
+	 */
+	private record KeyedRows(Map<String, List<Row>> byId, List<Row> keyed) {
+
+		/**
+		 * Whether a head of an id with a keyed row is not among the rows: read after them, it saw
+		 * versions they lack (the walk down from it would stop above them). A head whose row is
+		 * truncated already is absent as well; read again, it stays so, and the walk decides.
+		 */
+		boolean behind(Map<String, Head> heads) {
+			return this.keyed.stream().map(Row::id).distinct().anyMatch((id) -> {
+				Head head = heads.get(id);
+				return head != null
+						&& this.byId.get(id).stream().noneMatch((row) -> row.claimId().equals(head.claimId()));
+			});
+		}
+
 	}
 
 	/** A changelog row read for a replay: {@code state} only where it carries a key. */

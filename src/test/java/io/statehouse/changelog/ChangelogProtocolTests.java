@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.LongStream;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -163,6 +164,49 @@ class ChangelogProtocolTests {
 		Response replay = this.client.put("/states/" + id, "{\"v\":1}", "Idempotency-Key", "k-beside");
 		assertThat(replay.header("Idempotent-Replayed")).contains("true");
 		assertThat(replay.version()).isEqualTo(1);
+	}
+
+	/**
+	 * The keys' rows are read beside the newest versions, and another instance writes the id twice
+	 * after the rows were read and before the newest versions are: the walk down from the newer
+	 * head must still reach the key's row, and the retry of a write that was answered is replayed,
+	 * not written again over the other instance's versions (I15).
+	 */
+	@Test
+	void aRetryIsReplayedWhenAnotherInstanceWritesTheIdBetweenItsRoundsTwoReads() throws Exception {
+		String id = "proto:keyed-retry-race";
+		assertThat(this.client.put("/states/" + id, "{\"k\":\"first\"}", "Idempotency-Key", "k-race").status())
+			.isEqualTo(201);
+		AtomicReference<VersionClaim> second = new AtomicReference<>();
+		this.repository.afterAppend = (claims) -> second.set(claims.get(0));
+		assertThat(this.client.put("/states/" + id, "{\"v\":2}").version()).isEqualTo(2);
+		this.repository.reset();
+
+		CountDownLatch rowsRead = new CountDownLatch(1);
+		AtomicBoolean interfered = new AtomicBoolean();
+		this.repository.afterReplayRows = (keys) -> rowsRead.countDown();
+		this.repository.beforeNewest = (ids) -> {
+			if (ids.contains(id) && interfered.compareAndSet(false, true)) {
+				try {
+					assertThat(rowsRead.await(10, TimeUnit.SECONDS)).as("the keys' rows are read").isTrue();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				// Another instance's writer commits versions 3 and 4.
+				VersionClaim third = new VersionClaim(id, 3, 3, Change.put("{\"other\":3}", 0, "other"),
+						UUID.randomUUID(), second.get().claimId(), null, false);
+				this.repository.appendDirectly(List.of(third));
+				this.repository.appendDirectly(List.of(new VersionClaim(id, 4, 4, Change.put("{\"other\":4}", 0, "other"),
+						UUID.randomUUID(), third.claimId(), null, false)));
+			}
+		};
+		Response retry = this.client.put("/states/" + id, "{\"k\":\"first\"}", "Idempotency-Key", "k-race");
+		this.repository.reset();
+		assertThat(interfered).isTrue();
+		assertThat(retry.header("Idempotent-Replayed")).as("%s", retry).contains("true");
+		assertThat(retry.version()).isEqualTo(1);
+		assertThat(this.client.get("/states/" + id).body()).as("the retry wrote nothing").isEqualTo("{\"other\":4}");
 	}
 
 	@Test

@@ -40,6 +40,9 @@ class InterleavingRepository implements ChangelogRepository {
 	/** Told the keys of every read of idempotency keys' rows, before it is read. */
 	volatile @Nullable Consumer<Collection<IdempotencyKey>> beforeReplays;
 
+	/** Told the keys of every read of idempotency keys' rows once the rows are read, before the heads are asked for. */
+	volatile @Nullable Consumer<Collection<IdempotencyKey>> afterReplayRows;
+
 	/** Appends, then fails as if the answer was lost on the way back. */
 	volatile boolean loseAppendAnswer;
 
@@ -56,6 +59,7 @@ class InterleavingRepository implements ChangelogRepository {
 		this.beforeNewest = null;
 		this.afterNewest = null;
 		this.beforeReplays = null;
+		this.afterReplayRows = null;
 		this.loseAppendAnswer = false;
 		this.failingVerdicts.set(0);
 	}
@@ -90,7 +94,13 @@ class InterleavingRepository implements ChangelogRepository {
 		if (before != null) {
 			before.accept(keys);
 		}
-		return this.delegate.replays(keys, heads);
+		return this.delegate.replays(keys, () -> {
+			Consumer<Collection<IdempotencyKey>> after = this.afterReplayRows;
+			if (after != null) {
+				after.accept(keys);
+			}
+			return heads.get();
+		});
 	}
 
 	@Override
