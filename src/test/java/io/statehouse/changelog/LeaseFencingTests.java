@@ -244,9 +244,7 @@ class LeaseFencingTests {
 		assertThat(fenced).as("the fenced write waits for its lease check").isNotDone();
 
 		checked.countDown();
-		assertThat(fenced.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
-		assertThat(this.lockFaults.heldReadTimedOut()).isFalse();
-		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":2}");
+		answeredAndLeft(id, fenced, 200, "{\"n\":2}");
 	}
 
 	/** A write set aside until its lease is checked is refused, and writes nothing, when the lease ended meanwhile. */
@@ -257,11 +255,16 @@ class LeaseFencingTests {
 		CompletableFuture<Response> fenced = aFencedWriteReadWhileItsLeaseIsChecked(id, released);
 		assertThat(this.client.delete("/locks/" + id + "?force=true").status()).isEqualTo(204);
 		released.countDown();
+		answeredAndLeft(id, fenced, 409, "{\"n\":1}");
+	}
 
+	/** The held write is answered {@code status}, its check was not held past the fault's bound, and the state is {@code document}. */
+	private void answeredAndLeft(String id, CompletableFuture<Response> fenced, int status, String document)
+			throws Exception {
 		Response answer = fenced.get(30, TimeUnit.SECONDS);
-		assertThat(answer.status()).as("%s", answer).isEqualTo(409);
+		assertThat(answer.status()).as("%s", answer).isEqualTo(status);
 		assertThat(this.lockFaults.heldReadTimedOut()).isFalse();
-		assertThat(this.client.get("/states/" + id).body()).isEqualTo("{\"n\":1}");
+		assertThat(this.client.get("/states/" + id).body()).isEqualTo(document);
 	}
 
 	/** Creates the state and takes a lease that wrote it once (so that it recorded that it admits writes). */
