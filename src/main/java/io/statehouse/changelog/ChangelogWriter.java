@@ -59,6 +59,9 @@ class ChangelogWriter implements SmartLifecycle {
 	/** Ids of the batches in flight. Guarded by {@link #lock}. */
 	private final Set<String> inFlightIds = new HashSet<>();
 
+	/** The prerequisite of a write that has none: met. */
+	private static final CompletableFuture<Void> NO_PREREQUISITE = CompletableFuture.completedFuture(null);
+
 	/** Guarded by {@link #lock}. */
 	private int batchesInFlight;
 
@@ -114,7 +117,7 @@ class ChangelogWriter implements SmartLifecycle {
 	 */
 	public CompletableFuture<Committed> submit(String id, StateMutation mutation, @Nullable Idempotency idempotency,
 			int sizeBytes) {
-		return submit(id, mutation, idempotency, sizeBytes, CompletableFuture.completedFuture(null));
+		return submit(id, mutation, idempotency, sizeBytes, NO_PREREQUISITE);
 	}
 
 	/**

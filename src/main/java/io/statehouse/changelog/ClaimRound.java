@@ -313,8 +313,10 @@ class ClaimRound {
 				setAside.add(pending);
 				continue;
 			}
-			RuntimeException unmet = pending.unmetPrerequisite();
-			if (unmet != null) {
+			try {
+				joined(pending.prerequisite);
+			}
+			catch (RuntimeException unmet) {
 				pending.result.completeExceptionally(unmet);
 				continue;
 			}
@@ -359,7 +361,7 @@ class ClaimRound {
 		});
 	}
 
-	/** The result of a read run beside another, or its failure as it was thrown. */
+	/** The result of work done beside the round (a read, a lease's check), or its failure as it was thrown. */
 	private static <T> T joined(CompletableFuture<T> read) {
 		try {
 			return read.join();

@@ -18,9 +18,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
-import java.util.function.Supplier;
 
 import io.statehouse.changelog.ChangelogRepository.Verdict;
 import io.statehouse.changelog.ChangelogTables.Tail;
@@ -563,19 +563,16 @@ class ClickHouseChangelogRepository implements ChangelogRepository {
 	public Map<IdempotencyKey, Replay> replays(Collection<IdempotencyKey> keys, Supplier<Map<String, Head>> newest) {
 		KeyedRows read = keyedRows(keys);
 		Map<String, Head> heads = newest.get();
-		if (read.behind(heads)) {
-			// The heads were read beside these rows and saw later versions (another instance's
-			// writes): read the rows again, after the heads, so that each head's walk reaches them.
-			read = keyedRows(keys);
-		}
+		// Heads read beside the rows may have seen later versions (another instance's writes):
+		// then the rows are read again, after the heads, so that each head's walk reaches them.
+		KeyedRows rows = read.behind(heads) ? keyedRows(keys) : read;
 		Map<String, Lineage> lineages = new HashMap<>();
 		Map<IdempotencyKey, Replay> replays = new HashMap<>();
-		for (Row row : read.keyed()) {
+		for (Row row : rows.keyed()) {
 			Head head = heads.get(row.id());
 			if (head == null) {
 				continue;
 			}
-			KeyedRows rows = read;
 			Lineage lineage = lineages.computeIfAbsent(row.id(), (id) -> new Lineage(head, rows.byId().get(id)));
 			if (lineage.won(row.version(), row.claimId()) && row.state() != null) {
 				// A key that won twice (two attempts raced) answers with its first win.

@@ -1,8 +1,6 @@
 package io.statehouse.changelog;
 
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -48,20 +46,6 @@ final class PendingWrite {
 	/** Whether its caller has stopped waiting for it. */
 	boolean abandoned() {
 		return this.deadline - System.nanoTime() <= 0;
-	}
-
-	/** What refuses it: its prerequisite's failure; {@code null} once the prerequisite was met. Call once it is done. */
-	@Nullable RuntimeException unmetPrerequisite() {
-		try {
-			this.prerequisite.join();
-			return null;
-		}
-		catch (CompletionException ex) {
-			return (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
-		}
-		catch (CancellationException ex) {
-			return ex;
-		}
 	}
 
 }

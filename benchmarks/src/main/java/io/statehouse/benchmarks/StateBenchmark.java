@@ -80,11 +80,8 @@ public final class StateBenchmark {
 
 			double insertsBefore = inserts(meters);
 			AtomicLong puts = new AtomicLong();
-			Load.Operation httpPut = (caller, n) -> {
-				HttpPut put = new HttpPut(base + "/states/bench:put:" + puts.incrementAndGet());
-				put.setEntity(new StringEntity(DOCUMENT, ContentType.APPLICATION_JSON));
-				expect(http, put, 201);
-			};
+			Load.Operation httpPut = (caller, n) -> expect(http, put(base, "bench:put:" + puts.incrementAndGet(), null),
+					201);
 			// The baseline gets a pool as wide as its callers, so that it waits on the engine only.
 			HikariConfig wide = new HikariConfig();
 			// The service's pool sits behind its statement meters' proxy; the baseline connects as it does.
