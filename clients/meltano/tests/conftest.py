@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -143,18 +144,28 @@ class Launch:
             self.service = service
         return self.service
 
+    def kill(self) -> None:
+        """kill -9: nothing graceful, the engine's data as the kill left it."""
+        self.process.kill()
+        self.process.wait()
 
-@pytest.fixture(scope="session", autouse=True)
-def statehouse_launch(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> t.Iterator[Launch]:
-    """Starts Statehouse from the built jar on its embedded engine as the session begins, with
-    two tokens: an admin one for every id and a read/write one for ``dev:*`` ids only."""
-    jar = request.config.getoption("--statehouse-jar")
-    if not jar or not Path(jar).is_file():
-        pytest.fail(f"--statehouse-jar must name the built jar (got {jar!r})")
-    home = tmp_path_factory.mktemp("statehouse")
-    admin, dev, engine_password = _secret(), _secret(), _secret()
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def launch(jar: Path, home: Path, *, port: int = 0, like: Launch | None = None) -> Launch:
+    """Starts Statehouse from ``jar`` on its embedded engine, its data under ``home``, with two
+    tokens: an admin one for every id and a read/write one for ``dev:*`` ids only (those of
+    ``like``, to start it again on the same data and port; else new ones)."""
+    admin, dev, engine_password = (
+        (like.admin_token, like.dev_token, like.engine_password)
+        if like
+        else (_secret(), _secret(), _secret())
+    )
     # A password of our own for the embedded engine (rather than a random one nobody knows), so
     # that the benchmark's smoke test can reach the engine's ClickHouse HTTP interface.
     env = {**os.environ, "STATEHOUSE_CLICKHOUSE_EMBEDDED_PASSWORD": engine_password}
@@ -169,7 +180,8 @@ def statehouse_launch(
         env[prefix + "SHA256"] = hashlib.sha256(secret.encode()).hexdigest()
         env[prefix + "SCOPES"] = scopes
         env[prefix + "IDS"] = ids
-    log = home / "statehouse.log"
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / f"statehouse-{len(list(home.glob('statehouse-*.log')))}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
@@ -178,8 +190,8 @@ def statehouse_launch(
                 "-XX:+UseSerialGC",
                 "-Xmx768m",
                 "-jar",
-                str(Path(jar).resolve()),
-                "--server.port=0",
+                str(jar.resolve()),
+                f"--server.port={port}",
                 "--server.address=127.0.0.1",
                 f"--statehouse.clickhouse.embedded.data-directory={home / 'data'}",
             ],
@@ -189,21 +201,33 @@ def statehouse_launch(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+    return Launch(
+        process=process,
+        log=log,
+        admin_token=admin,
+        dev_token=dev,
+        engine_password=engine_password,
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def statehouse_launch(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> t.Iterator[Launch]:
+    """Starts Statehouse from the built jar as the session begins (``launch``)."""
+    started = launch(statehouse_jar(request), tmp_path_factory.mktemp("statehouse"))
     try:
-        yield Launch(
-            process=process,
-            log=log,
-            admin_token=admin,
-            dev_token=dev,
-            engine_password=engine_password,
-        )
+        yield started
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        started.stop()
+
+
+def statehouse_jar(request: pytest.FixtureRequest) -> Path:
+    """The jar the tests start (``--statehouse-jar``)."""
+    jar = request.config.getoption("--statehouse-jar")
+    if not jar or not Path(jar).is_file():
+        pytest.fail(f"--statehouse-jar must name the built jar (got {jar!r})")
+    return Path(jar)
 
 
 @pytest.fixture(scope="session")
@@ -385,8 +409,9 @@ def meltano_project(meltano_install: Install, statehouse: Statehouse) -> Meltano
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
-    """kill -9 the command and everything it started (its extractor and loader)."""
-    os.killpg(process.pid, signal.SIGKILL)
+    """kill -9 the command and everything it started (its extractor and loader), if still there."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 

@@ -518,6 +518,36 @@ def test_503_is_retried_after_retry_after(
     assert statehouse.document(prefix + "dev:busy503")["completed"] == {"v": 1}
 
 
+def test_under_a_lease_503s_are_retried_for_as_long_as_it_holds(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    proxy.faults.append(Fault("PUT", "/states/.*", 503, "storage-unavailable", times=9))
+
+    with manager.acquire_lock("dev:outage", retry_seconds=1):
+        manager.set(_state("dev:outage", {"v": 1}, {}))
+
+    puts = proxy.seen("PUT", "/states/.*")
+    assert [e.status for e in puts] == [503] * 9 + [201]  # more than counted retries (8) allow
+    assert len({e.headers["Idempotency-Key"] for e in puts}) == 1
+    assert statehouse.document(prefix + "dev:outage")["completed"] == {"v": 1}
+
+
+def test_under_a_lease_retries_end_when_it_would_lapse(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")), lease_seconds=2)
+    proxy.faults.append(Fault("PUT", "/states/.*", 503, "storage-unavailable", times=1000))
+
+    with manager.acquire_lock("dev:down", retry_seconds=1):
+        started = time.monotonic()
+        with pytest.raises(StatehouseError):
+            manager.set(_state("dev:down", {"v": 1}, {}))
+        assert time.monotonic() - started < 4  # by the lease's 2 s, not counted retries' 8 s
+
+    assert statehouse.document(prefix + "dev:down") is None
+
+
 def test_a_write_whose_outcome_was_lost_is_retried_with_its_key_and_applied_once(
     backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
 ) -> None:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import typing as t
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import datetime
 from urllib.parse import quote
 
-from conftest import kill_group, loaded
+from conftest import kill_group, launch, loaded, statehouse_jar
 
 if t.TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
     from conftest import MeltanoProject, Statehouse
     from proxy import Proxy
 
@@ -197,6 +200,56 @@ def test_a_killed_runs_lease_lapses_and_its_token_can_no_longer_write(
     assert late.status == 409
     assert late.body["type"] == "urn:statehouse:problem:lock-conflict"
     assert _bookmark(statehouse.document(state_id)) == 5
+
+
+def test_a_run_rides_out_a_statehouse_killed_and_restarted_and_writes_each_bookmark_once(
+    meltano_project: MeltanoProject, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    jar, home = statehouse_jar(request), tmp_path / "statehouse"
+    state_id = "dev:tap-ledger-to-target-ledger:restart"
+    meltano_project.write_rows(range(1, 6), tmp_path / "ledger.jsonl")
+    gate = tmp_path / "gate"
+    with ExitStack() as cleanup:
+        before = launch(jar, home)
+        cleanup.callback(before.stop)
+        service = before.ready()
+        run = meltano_project.runner("restart").start(
+            "run",
+            "--state-id-suffix=restart",
+            *PIPELINE,
+            env=_pipeline_env(
+                tmp_path,
+                "restart",
+                MELTANO_STATE_BACKEND_URI=service.uri(),
+                MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN=service.admin_token,
+                TAP_LEDGER_GATE_PATH=str(gate),
+                TAP_LEDGER_GATE_AFTER="2",
+            ),
+        )
+        cleanup.callback(kill_group, run)
+        _wait_for(
+            lambda: (doc := service.document(state_id)) and _bookmark(doc) == 2, "two bookmarks"
+        )
+        before.kill()
+        gate.touch()  # rows 3 to 5 come, and their bookmarks are stored, while Statehouse is away
+        # Away for longer than counted retries would last (~8 s), shorter than the lease (60 s).
+        time.sleep(10)
+        after = launch(jar, home, port=service.port, like=before)
+        cleanup.callback(after.stop)
+        stdout, stderr = run.communicate(timeout=300)
+
+        assert run.returncode == 0, stdout + stderr
+        assert loaded(meltano_project, tmp_path / "restart") == [1, 2, 3, 4, 5]
+        assert _bookmark(service.document(state_id)) == 5
+        # Each bookmark once: a write whose answer the kill lost was replayed, not written again.
+        path = "/states/" + quote(state_id, safe="")
+        written = [
+            service.call("GET", path, query={"version": v["version"]}).body
+            for v in service.versions(state_id)
+        ]
+        assert [_bookmark(document) for document in written] == [1, 2, 3, 4, 5, 5]
+        assert all(earlier != later for earlier, later in itertools.pairwise(written))
+        assert service.lock(state_id) is None
 
 
 def test_a_token_scoped_to_dev_runs_dev_pipelines_and_is_refused_elsewhere(

@@ -32,6 +32,7 @@ import structlog
 from meltano.core.state_store.base import MeltanoState, StateStoreManager
 
 from meltano_state_backend_statehouse.client import (
+    RETRY,
     Answer,
     StatehouseClient,
     error_for,
@@ -48,6 +49,8 @@ from meltano_state_backend_statehouse.leases import Lease, keeper_for
 if t.TYPE_CHECKING:
     import sys
     from collections.abc import Iterable
+
+    from urllib3.util import Retry
 
     if sys.version_info >= (3, 13):
         from collections.abc import Generator
@@ -145,7 +148,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         return self._read(state_id, sid)
 
     def _read(self, state_id: str, sid: str) -> MeltanoState | None:
-        answer = self._client.request("GET", state_path(sid))
+        answer = self._client.request("GET", state_path(sid), retries=self._patience(sid))
         if answer.status == 404:
             self._remember_read(sid, None)
             return None
@@ -211,7 +214,13 @@ class StatehouseStateStoreManager(StateStoreManager):
             headers["If-None-Match"] = "*"
         elif isinstance(read, str):
             headers["If-Match"] = read
-        return self._client.request("PUT", state_path(sid), body=state.to_dict(), headers=headers)
+        return self._client.request(
+            "PUT",
+            state_path(sid),
+            body=state.to_dict(),
+            headers=headers,
+            retries=self._patience(sid),
+        )
 
     def _still_written(self, sid: str, state: MeltanoState, read: object) -> bool:
         """Whether ``state`` is what this backend last wrote under its lease and is still there.
@@ -230,9 +239,17 @@ class StatehouseStateStoreManager(StateStoreManager):
         ):
             return False
         answer = self._client.request(
-            "GET", state_path(sid), headers={"If-None-Match": written.etag}
+            "GET",
+            state_path(sid),
+            headers={"If-None-Match": written.etag},
+            retries=self._patience(sid),
         )
         return answer.status == 304
+
+    def _patience(self, sid: str) -> Retry:
+        """How a request about ``sid`` is retried: under its lease, until the lease would lapse."""
+        lease = self._leases.held(sid)
+        return RETRY if lease is None else lease.patience()
 
     def _written_under_lease(self, sid: str) -> _Written | None:
         written = self._written.get(sid)
@@ -250,7 +267,9 @@ class StatehouseStateStoreManager(StateStoreManager):
             headers["Lock-Token"] = lease.token
         self._reads.pop(sid, None)
         self._written.pop(sid, None)
-        answer = self._client.request("DELETE", state_path(sid), headers=headers)
+        answer = self._client.request(
+            "DELETE", state_path(sid), headers=headers, retries=self._patience(sid)
+        )
         if answer.status in (204, 404):
             return
         raise self._write_error(answer, lease, f"delete the state {state_id!r}")

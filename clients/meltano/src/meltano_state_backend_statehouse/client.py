@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import typing as t
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -15,9 +16,15 @@ from urllib3.util import Retry, Timeout
 from meltano_state_backend_statehouse.errors import Problem, StatehouseError, describe
 
 if t.TYPE_CHECKING:
+    import sys
     from collections.abc import Mapping
 
     from meltano_state_backend_statehouse.config import Config
+
+    if sys.version_info >= (3, 11):
+        from typing import Self
+    else:
+        from typing_extensions import Self
 
 # The one retry policy. Statehouse answers 503 with Retry-After while ClickHouse does not answer
 # or its writer is saturated, and 503 write-outcome-unknown when a write's outcome could not be
@@ -25,26 +32,65 @@ if t.TYPE_CHECKING:
 # request (key included), so a write that did land is answered as a replay and applied once.
 # Connection failures before a request was sent are retried too; a request whose answer was lost
 # on the way back is retried as well (idempotent by its key, or a read) except where noted.
-RETRY = Retry(
-    total=12,
-    connect=5,
-    read=3,
-    status=8,
-    other=0,
-    redirect=0,
-    status_forcelist=frozenset({503}),
-    allowed_methods=None,
-    backoff_factor=0.25,
-    backoff_max=8,
-    respect_retry_after_header=True,
-    raise_on_status=False,
-    raise_on_redirect=False,
-)
+# Requests made under a lease are retried by time instead (``retry_until``), to its end.
+_POLICY: dict[str, t.Any] = {
+    "total": 12,
+    "connect": 5,
+    "read": 3,
+    "status": 8,
+    "other": 0,
+    "redirect": 0,
+    "status_forcelist": frozenset({503}),
+    "allowed_methods": None,
+    "backoff_factor": 0.25,
+    "backoff_max": 8,
+    "respect_retry_after_header": True,
+    "raise_on_status": False,
+    "raise_on_redirect": False,
+}
+RETRY = Retry(**_POLICY)
 
 # A lock grant has no idempotency key: when its answer is lost, the lease may exist with a token
 # nobody knows, and asking again would wait on it. Such a grant lapses after its ttl; the error
 # surfaces instead of a retry. (503 answers to a grant mean nothing is held: those are retried.)
 GRANT_RETRY = RETRY.new(read=0)
+
+
+class _Until(Retry):
+    """``RETRY`` for as long as a deadline allows rather than for a number of tries: what it
+    retries (connection failures, 503s, lost answers), it retries until ``deadline``
+    (``time.monotonic()``), never sleeping past it; any other error ends it as ``RETRY`` does."""
+
+    deadline = 0.0
+
+    def new(self, **kw: t.Any) -> Self:  # noqa: ANN401 - urllib3's signature
+        retry = super().new(**kw)
+        retry.deadline = self.deadline
+        return retry
+
+    def is_exhausted(self) -> bool:
+        if self.other is not None and self.other < 0:
+            return True
+        return time.monotonic() >= self.deadline
+
+    def get_backoff_time(self) -> float:
+        return min(super().get_backoff_time(), self._left())
+
+    def get_retry_after(self, response: urllib3.BaseHTTPResponse) -> float | None:
+        seconds = super().get_retry_after(response)
+        return None if seconds is None else min(seconds, self._left())
+
+    def _left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+def retry_until(deadline: float) -> Retry:
+    """``RETRY`` until ``deadline`` (``time.monotonic()``): for requests made under a lease, which
+    ride out a Statehouse restart or outage for as long as the lease can still hold."""
+    retry = _Until(**_POLICY)
+    retry.deadline = deadline
+    return retry
+
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"

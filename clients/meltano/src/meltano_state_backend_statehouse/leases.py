@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 from meltano_state_backend_statehouse.client import (
     GRANT_RETRY,
+    RETRY,
     StatehouseClient,
     error_for,
     lock_path,
+    retry_until,
 )
 from meltano_state_backend_statehouse.errors import (
     StatehouseError,
@@ -29,6 +31,8 @@ from meltano_state_backend_statehouse.errors import (
 )
 
 if t.TYPE_CHECKING:
+    from urllib3.util import Retry
+
     from meltano_state_backend_statehouse.config import Config
 
 logger = logging.getLogger(__name__)
@@ -51,7 +55,12 @@ class Lease:
     def live(self) -> bool:
         """Not known lost, and within its ttl of the last grant or renewal asked for, by this
         process's clock (the lease runs from when Statehouse decided it, no earlier)."""
-        return self.lost is None and time.monotonic() - self.renewed_at < self.ttl_seconds
+        return self.lost is None and time.monotonic() < self.renewed_at + self.ttl_seconds
+
+    def patience(self) -> Retry:
+        """How a request under the lease is retried: while it is live, for as long as it stays so
+        (a Statehouse restart or outage shorter than that is ridden out); then as any other."""
+        return retry_until(self.renewed_at + self.ttl_seconds) if self.live() else RETRY
 
 
 class LeaseKeeper:
@@ -185,9 +194,11 @@ class LeaseKeeper:
                 lock_path(lease.lock_id),
                 headers={"Lock-Token": lease.token},
                 body={"ttlSeconds": lease.ttl_seconds},
+                retries=lease.patience(),
             )
         except StatehouseError as err:
-            # Tried again at the next tick; the lease lapses if Statehouse stays away that long.
+            # Statehouse stayed away until the lease lapsed, by this process's clock; tried again
+            # at the next tick all the same (a successor may not have come yet).
             logger.warning("Statehouse lease on %r not renewed: %s", lease.lock_id, err)
             return
         if answer.status == 200:
