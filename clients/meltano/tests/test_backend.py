@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import ssl
 import subprocess
 import threading
@@ -26,6 +27,8 @@ from meltano_state_backend_statehouse import (
 from meltano_state_backend_statehouse import (
     backend as backend_module,
 )
+from meltano_state_backend_statehouse.client import StatehouseClient, retry_until
+from meltano_state_backend_statehouse.config import config_from
 from meltano_state_backend_statehouse.leases import Lease, keeper_for
 
 if t.TYPE_CHECKING:
@@ -546,6 +549,46 @@ def test_under_a_lease_retries_end_when_it_would_lapse(
         assert time.monotonic() - started < 4  # by the lease's 2 s, not counted retries' 8 s
 
     assert statehouse.document(prefix + "dev:down") is None
+
+
+def test_a_gateways_502_and_504_are_retried_with_the_same_key(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    proxy.faults.append(Fault("PUT", "/states/.*", 502, "bad-gateway", retry_after=None))
+    proxy.faults.append(
+        Fault("PUT", "/states/.*", 504, "gateway-timeout", forward=True, retry_after=None)
+    )
+
+    manager.set(_state("dev:gateway", {"v": 1}, {}))
+
+    puts = proxy.seen("PUT", "/states/.*")
+    assert [e.status for e in puts] == [502, 504, 201]  # the 504 hid a write that landed
+    assert puts[-1].response_headers.get("Idempotent-Replayed") == "true"
+    assert len({e.headers["Idempotency-Key"] for e in puts}) == 1
+    assert [v["operation"] for v in statehouse.versions(prefix + "dev:gateway")] == ["PUT"]
+
+
+def test_renewals_that_fail_at_once_are_tried_again_a_second_apart(
+    backend: Backend, proxy: Proxy, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")), lease_seconds=3)
+    proxy.faults.append(Fault("PUT", "/locks/.*", 500, "internal", times=1000))
+
+    with manager.acquire_lock("dev:renewals", retry_seconds=1):
+        time.sleep(4)  # a renewal due each second; each fails at once
+
+    assert 2 <= len(proxy.seen("PUT", "/locks/.*")) <= 5
+
+
+def test_under_a_lease_a_statehouse_that_never_answers_is_waited_for_no_longer_than_it() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # connections queue, never answered
+        config = config_from(f"statehouse://127.0.0.1:{silent.getsockname()[1]}/")
+        client = StatehouseClient(config)  # timeout_seconds: 60
+        started = time.monotonic()
+        with pytest.raises(StatehouseError):
+            client.request("GET", "/states/x", retries=retry_until(lambda: started + 1.5))
+        assert time.monotonic() - started < 5
 
 
 def test_a_write_whose_outcome_was_lost_is_retried_with_its_key_and_applied_once(

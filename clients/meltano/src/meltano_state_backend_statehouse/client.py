@@ -28,11 +28,12 @@ if t.TYPE_CHECKING:
 
 # The one retry policy. Statehouse answers 503 with Retry-After while ClickHouse does not answer
 # or its writer is saturated, and 503 write-outcome-unknown when a write's outcome could not be
-# learned: every state write carries an Idempotency-Key, and a retry resends the very same
-# request (key included), so a write that did land is answered as a replay and applied once.
-# Connection failures before a request was sent are retried too; a request whose answer was lost
-# on the way back is retried as well (idempotent by its key, or a read) except where noted.
-# Requests made under a lease are retried by time instead (``retry_until``), to its end.
+# learned; a gateway in front of a Statehouse that restarts answers 502 or 504. Every state write
+# carries an Idempotency-Key, and a retry resends the very same request (key included), so a write
+# that did land is answered as a replay and applied once. Connection failures before a request was
+# sent are retried too; a request whose answer was lost on the way back is retried as well
+# (idempotent by its key, or a read) except where noted. Requests made under a lease are retried
+# by time instead (``retry_until``): for as long as the lease holds.
 _POLICY: dict[str, t.Any] = {
     "total": 12,
     "connect": 5,
@@ -40,7 +41,7 @@ _POLICY: dict[str, t.Any] = {
     "status": 8,
     "other": 0,
     "redirect": 0,
-    "status_forcelist": frozenset({503}),
+    "status_forcelist": frozenset({502, 503, 504}),
     "allowed_methods": None,
     "backoff_factor": 0.25,
     "backoff_max": 8,
@@ -52,16 +53,21 @@ RETRY = Retry(**_POLICY)
 
 # A lock grant has no idempotency key: when its answer is lost, the lease may exist with a token
 # nobody knows, and asking again would wait on it. Such a grant lapses after its ttl; the error
-# surfaces instead of a retry. (503 answers to a grant mean nothing is held: those are retried.)
-GRANT_RETRY = RETRY.new(read=0)
+# surfaces instead of a retry. (503 answers to a grant mean nothing is held: those are retried; a
+# gateway's 502 or 504 may hide a grant that was made.)
+GRANT_RETRY = RETRY.new(read=0, status_forcelist=frozenset({503}))
+
+# A release whose answer is lost is not asked again: the lease lapses by itself.
+RELEASE_RETRY = RETRY.new(read=0)
 
 
 class _Until(Retry):
     """``RETRY`` for as long as a deadline allows rather than for a number of tries: what it
-    retries (connection failures, 503s, lost answers), it retries until ``deadline``
-    (``time.monotonic()``), never sleeping past it; any other error ends it as ``RETRY`` does."""
+    retries (connection failures, 502/503/504, lost answers), it retries until ``deadline()``
+    (``time.monotonic()``, asked again at every try), never sleeping past it, at least every 2 s;
+    any other error ends it as ``RETRY`` does."""
 
-    deadline = 0.0
+    deadline: t.Callable[[], float] = staticmethod(time.monotonic)
 
     def new(self, **kw: t.Any) -> Self:  # noqa: ANN401 - urllib3's signature
         retry = super().new(**kw)
@@ -71,23 +77,25 @@ class _Until(Retry):
     def is_exhausted(self) -> bool:
         if self.other is not None and self.other < 0:
             return True
-        return time.monotonic() >= self.deadline
+        return self.left() <= 0
 
     def get_backoff_time(self) -> float:
-        return min(super().get_backoff_time(), self._left())
+        return min(super().get_backoff_time(), self.left())
 
     def get_retry_after(self, response: urllib3.BaseHTTPResponse) -> float | None:
         seconds = super().get_retry_after(response)
-        return None if seconds is None else min(seconds, self._left())
+        return None if seconds is None else min(seconds, self.left())
 
-    def _left(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+    def left(self) -> float:
+        """Seconds until the deadline (0 once it passed)."""
+        return max(0.0, self.deadline() - time.monotonic())
 
 
-def retry_until(deadline: float) -> Retry:
-    """``RETRY`` until ``deadline`` (``time.monotonic()``): for requests made under a lease, which
-    ride out a Statehouse restart or outage for as long as the lease can still hold."""
-    retry = _Until(**_POLICY)
+def retry_until(deadline: t.Callable[[], float]) -> Retry:
+    """``RETRY`` until ``deadline()`` (``time.monotonic()``): for requests made under a lease,
+    which ride out a Statehouse restart or outage for as long as the lease can still hold. Each
+    try waits for an answer no longer than the deadline leaves."""
+    retry = _Until(**{**_POLICY, "backoff_max": 2})
     retry.deadline = deadline
     return retry
 
@@ -178,8 +186,10 @@ class StatehouseClient:
         headers: Mapping[str, str] | None = None,
         retries: Retry = RETRY,
         extra_read_seconds: float = 0.0,
+        timeout_seconds: float | None = None,
     ) -> Answer:
         """Send one request, retried by the policy; any answer is returned, failures raised.
+        Each try waits ``timeout_seconds`` (the configured timeout if None) for an answer.
 
         Raises:
             StatehouseError: Statehouse could not be reached or did not answer.
@@ -196,10 +206,10 @@ class StatehouseClient:
                 msg = f"The state is not JSON Statehouse can keep: {err}"
                 raise StatehouseError(msg) from err
             request_headers["Content-Type"] = content_type
-        timeout = Timeout(
-            connect=self.config.timeout_seconds,
-            read=self.config.timeout_seconds + extra_read_seconds,
-        )
+        seconds = self.config.timeout_seconds if timeout_seconds is None else timeout_seconds
+        if isinstance(retries, _Until):
+            seconds = min(seconds, max(0.5, retries.left()))
+        timeout = Timeout(connect=seconds, read=seconds + extra_read_seconds)
         try:
             response = self._pool.request(
                 method,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from meltano_state_backend_statehouse.client import (
     GRANT_RETRY,
+    RELEASE_RETRY,
     RETRY,
     StatehouseClient,
     error_for,
@@ -38,6 +39,7 @@ if t.TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_WAIT_PER_REQUEST = 60  # Statehouse's limit of waitSeconds
+RENEWAL_PAUSE = 1.0  # seconds between renewals that fail
 
 
 @dataclass
@@ -52,15 +54,25 @@ class Lease:
     renewed_at: float  # time.monotonic() when the grant or the last renewal was asked for
     lost: str | None = None
 
+    def lapses_at(self) -> float:
+        """When the lease lapses by this process's clock (``time.monotonic()``): its ttl after the
+        last grant or renewal asked for (it runs from when Statehouse decided it, no earlier);
+        0 once it is known lost."""
+        return 0.0 if self.lost is not None else self.renewed_at + self.ttl_seconds
+
     def live(self) -> bool:
-        """Not known lost, and within its ttl of the last grant or renewal asked for, by this
-        process's clock (the lease runs from when Statehouse decided it, no earlier)."""
-        return self.lost is None and time.monotonic() < self.renewed_at + self.ttl_seconds
+        """Not known lost, and within its ttl of the last grant or renewal asked for."""
+        return time.monotonic() < self.lapses_at()
 
     def patience(self) -> Retry:
-        """How a request under the lease is retried: while it is live, for as long as it stays so
-        (a Statehouse restart or outage shorter than that is ridden out); then as any other."""
-        return retry_until(self.renewed_at + self.ttl_seconds) if self.live() else RETRY
+        """How a request under the lease is retried: while it is live, until it would lapse as it
+        stands (a Statehouse restart or outage shorter than what is left of it is ridden out;
+        renewals meanwhile do not make it longer, so a Statehouse that keeps refusing is given up
+        on within a lease) or is known lost; then as any other."""
+        if not self.live():
+            return RETRY
+        lapses = self.lapses_at()
+        return retry_until(lambda: min(lapses, self.lapses_at()))
 
 
 class LeaseKeeper:
@@ -139,8 +151,13 @@ class LeaseKeeper:
         if lease.lost:
             return
         try:
+            # Not longer than the lease: past it, it has lapsed anyway.
             answer = self._client.request(
-                "DELETE", lock_path(lease.lock_id), headers={"Lock-Token": lease.token}
+                "DELETE",
+                lock_path(lease.lock_id),
+                headers={"Lock-Token": lease.token},
+                retries=RELEASE_RETRY,
+                timeout_seconds=min(self._config.timeout_seconds, lease.ttl_seconds),
             )
         except StatehouseError as err:
             logger.warning("Statehouse lock %r not released: %s", lease.lock_id, err)
@@ -180,13 +197,14 @@ class LeaseKeeper:
                 continue
             now = time.monotonic()
             due = [lease for lease in renewable if now - lease.renewed_at >= lease.ttl_seconds / 3]
-            for lease in due:
-                self._renew(lease)
+            # After a renewal that failed, a pause before the next try, whatever the failure.
+            pause = 0.05 if all([self._renew(lease) for lease in due]) else RENEWAL_PAUSE
             next_due = min(lease.renewed_at + lease.ttl_seconds / 3 for lease in renewable)
-            self._wake.wait(max(0.05, next_due - time.monotonic()))
+            self._wake.wait(max(pause, next_due - time.monotonic()))
             self._wake.clear()
 
-    def _renew(self, lease: Lease) -> None:
+    def _renew(self, lease: Lease) -> bool:
+        """Renew ``lease``; whether it was."""
         started = time.monotonic()
         try:
             answer = self._client.request(
@@ -198,12 +216,13 @@ class LeaseKeeper:
             )
         except StatehouseError as err:
             # Statehouse stayed away until the lease lapsed, by this process's clock; tried again
-            # at the next tick all the same (a successor may not have come yet).
+            # all the same (a successor may not have come yet).
             logger.warning("Statehouse lease on %r not renewed: %s", lease.lock_id, err)
-            return
+            return False
         if answer.status == 200:
             lease.renewed_at = started
-        elif 400 <= answer.status < 500 and answer.status not in (401, 403):
+            return True
+        if 400 <= answer.status < 500 and answer.status not in (401, 403):
             lease.lost = describe(answer.problem())
             logger.error(
                 "Statehouse lease on %r is lost; writes under it will be refused: %s",
@@ -216,6 +235,7 @@ class LeaseKeeper:
                 lease.lock_id,
                 describe(answer.problem()),
             )
+        return False
 
 
 _keepers: dict[Config, LeaseKeeper] = {}
