@@ -148,7 +148,9 @@ class StatehouseStateStoreManager(StateStoreManager):
         return self._read(state_id, sid)
 
     def _read(self, state_id: str, sid: str) -> MeltanoState | None:
-        answer = self._client.request("GET", state_path(sid), retries=self._patience(sid))
+        answer = self._client.request(
+            "GET", state_path(sid), retries=_patience(self._leases.held(sid))
+        )
         if answer.status == 404:
             self._remember_read(sid, None)
             return None
@@ -219,7 +221,7 @@ class StatehouseStateStoreManager(StateStoreManager):
             state_path(sid),
             body=state.to_dict(),
             headers=headers,
-            retries=self._patience(sid),
+            retries=_patience(lease),
         )
 
     def _still_written(self, sid: str, state: MeltanoState, read: object) -> bool:
@@ -242,14 +244,9 @@ class StatehouseStateStoreManager(StateStoreManager):
             "GET",
             state_path(sid),
             headers={"If-None-Match": written.etag},
-            retries=self._patience(sid),
+            retries=_patience(self._leases.held(sid)),
         )
         return answer.status == 304
-
-    def _patience(self, sid: str) -> Retry:
-        """How a request about ``sid`` is retried: under its lease, until the lease would lapse."""
-        lease = self._leases.held(sid)
-        return RETRY if lease is None else lease.patience()
 
     def _written_under_lease(self, sid: str) -> _Written | None:
         written = self._written.get(sid)
@@ -268,7 +265,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         self._reads.pop(sid, None)
         self._written.pop(sid, None)
         answer = self._client.request(
-            "DELETE", state_path(sid), headers=headers, retries=self._patience(sid)
+            "DELETE", state_path(sid), headers=headers, retries=_patience(lease)
         )
         if answer.status in (204, 404):
             return
@@ -338,6 +335,11 @@ class StatehouseStateStoreManager(StateStoreManager):
     def _remember_read(self, sid: str, etag: str | None) -> None:
         if sid in self._scopes:
             self._reads[sid] = etag
+
+
+def _patience(lease: Lease | None) -> Retry:
+    """How a request is retried: under a lease, until the lease would lapse."""
+    return RETRY if lease is None else lease.patience()
 
 
 def _in_meltano_run() -> bool:

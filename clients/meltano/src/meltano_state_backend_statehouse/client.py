@@ -67,7 +67,7 @@ class _Until(Retry):
     (``time.monotonic()``, asked again at every try), never sleeping past it, at least every 2 s;
     any other error ends it as ``RETRY`` does."""
 
-    deadline: t.Callable[[], float] = staticmethod(time.monotonic)
+    deadline: t.Callable[[], float]  # set by retry_until, carried over by new()
 
     def new(self, **kw: t.Any) -> Self:  # noqa: ANN401 - urllib3's signature
         retry = super().new(**kw)

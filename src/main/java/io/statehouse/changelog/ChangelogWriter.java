@@ -46,6 +46,9 @@ class ChangelogWriter implements SmartLifecycle {
 	/** Accounted per write on top of its document, for keys, headers and bookkeeping. */
 	private static final int OVERHEAD_BYTES = 512;
 
+	/** The prerequisite of a write that has none: met. */
+	private static final CompletableFuture<Void> NO_PREREQUISITE = CompletableFuture.completedFuture(null);
+
 	private final ChangelogProperties.Writer properties;
 
 	private final ReentrantLock lock = new ReentrantLock();
@@ -58,9 +61,6 @@ class ChangelogWriter implements SmartLifecycle {
 
 	/** Ids of the batches in flight. Guarded by {@link #lock}. */
 	private final Set<String> inFlightIds = new HashSet<>();
-
-	/** The prerequisite of a write that has none: met. */
-	private static final CompletableFuture<Void> NO_PREREQUISITE = CompletableFuture.completedFuture(null);
 
 	/** Guarded by {@link #lock}. */
 	private int batchesInFlight;
