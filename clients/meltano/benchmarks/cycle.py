@@ -7,7 +7,8 @@ Backends on one machine, driven by that same ``update`` (Meltano's, final):
   releases a lease in every cycle (``POST /locks``, ``GET``, ``PUT`` with ``If-Match`` and
   ``Lock-Token``, ``DELETE /locks``), as a ``meltano state`` command does. Inside a run (the
   run's id bound as ``meltano run`` binds it) the first cycle takes the run's lease, the others
-  find it held, and the run's end releases it: a round is one run.
+  find it held, and the run's end releases it: a round is one run. There the plugin sends a
+  bookmark on its way and returns; the cycle is timed until the bookmark is stored.
 - Meltano's local filesystem backend;
 - the ClickHouse backend's algorithm on Statehouse's own engine (a settle lock every cycle, in a
   run or not).
@@ -204,6 +205,8 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
                 ):
                     began = time.perf_counter()
                     clocked.update(state)
+                    if side.in_run:
+                        _stored(side, ids[side.name])
                     elapsed = time.perf_counter() - began
                 side.cycles.append(elapsed)
                 side.round_cycles[-1].append(elapsed)
@@ -212,6 +215,15 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
             if side.in_run:
                 side.run_locks.append(sum(side.locks[-cycles:]) + _end_run(side, ids[side.name]))
             _check(side, ids[side.name], n)
+
+
+def _stored(side: Side, state_id: str) -> None:
+    """Wait for the bookmark the plugin sent on its way in a run: a cycle ends once it is stored."""
+    config = side.backend.config  # type: ignore[attr-defined]
+    keeper = keeper_for(config)
+    lease = keeper.held(config.prefix + state_id)
+    if lease is not None:
+        keeper.settle(lease)
 
 
 def _end_run(side: Side, state_id: str) -> float:

@@ -1,17 +1,20 @@
 """`meltano run` of the tests' fixture pipeline (tap-ledger to target-ledger: a STATE message
-after every row, each stored through the backend as it comes) with the state in Statehouse and
-with it in Meltano's local filesystem backend: wall time of the whole command.
+after every row, or every ``--state-every`` rows, each stored through the backend as it comes)
+with the state in Statehouse (the plugin as it is, and with ``write_behind`` off: each bookmark
+waited for) and with it in Meltano's local filesystem backend: wall time of the whole command,
+and the CPU time of the run's processes and of Statehouse's.
 
 Every run starts from no state (a state id of its own, ``--state-id-suffix``) and extracts the
-same rows, so both backends do the same work: look the bookmark up (the plugin takes the run's
-lease there), store one bookmark per row, release. Runs alternate between the backends, the one
-going first alternating too.
+same rows, so every backend does the same work: look the bookmark up (the plugin takes the run's
+lease there), store the bookmarks, release. Runs take turns between the backends, the one going
+first rotating.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -80,21 +83,33 @@ class Backend:
     env: dict[str, str]
     store: StateStoreManager
     times: list[float] = field(default_factory=list)
+    pipeline_cpu: list[float] = field(default_factory=list)  # Meltano, tap and target, seconds
+    service_cpu: list[float] = field(default_factory=list)  # Statehouse's, during the run
 
 
 def backends(service: Service, state_dir: Path) -> list[Backend]:
-    """Statehouse (the plugin) and Meltano's local filesystem backend, as ``meltano`` is told
-    about them (``state_backend.uri``), with the same backends made here to check the runs."""
+    """Statehouse (the plugin, as it is and with each bookmark waited for) and Meltano's local
+    filesystem backend, last, as ``meltano`` is told about them (``state_backend.uri``), with the
+    same backends made here to check the runs."""
     state_dir.mkdir(parents=True, exist_ok=True)
     file_uri = state_dir.resolve().as_uri()
+    statehouse = {
+        "MELTANO_STATE_BACKEND_URI": service.uri,
+        "MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN": service.token,
+    }
     return [
         Backend(
             "Statehouse plugin",
             "statehouse",
-            {
-                "MELTANO_STATE_BACKEND_URI": service.uri,
-                "MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN": service.token,
-            },
+            statehouse,
+            StateBackend.get_manager_factory(scheme="statehouse")(
+                uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
+            ),
+        ),
+        Backend(
+            "Statehouse plugin, each bookmark waited for",
+            "statehouse-waited",
+            {**statehouse, "MELTANO_STATE_BACKEND_STATEHOUSE_WRITE_BEHIND": "false"},
             StateBackend.get_manager_factory(scheme="statehouse")(
                 uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
             ),
@@ -112,6 +127,7 @@ def measure(
     project: Path,
     env: Mapping[str, str],
     pipelines: list[Backend],
+    service: Service,
     scratch: Path,
     *,
     runs: int,
@@ -133,12 +149,25 @@ def measure(
     )
     batch = secrets.token_hex(3)
     for number in range(-warmup_runs, runs):
-        order = pipelines if number % 2 == 0 else pipelines[::-1]
+        turn = number % len(pipelines)
+        order = pipelines[turn:] + pipelines[:turn]
         for backend in order:
             suffix = f"bench-{batch}-{number + warmup_runs}-{backend.key}"
+            pipeline_before = _children_cpu()
+            service_before = service.cpu_seconds()
             elapsed = _run(project, env, backend, scratch, ledger, suffix, rows, state_every)
+            service_after = service.cpu_seconds()
             if number >= 0:
                 backend.times.append(elapsed)
+                backend.pipeline_cpu.append(_children_cpu() - pipeline_before)
+                if service_before is not None and service_after is not None:
+                    backend.service_cpu.append(service_after - service_before)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's children that ended (``meltano`` and what it ran)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run(

@@ -121,29 +121,35 @@ def cycles_table(sides: Sequence[Side], *, rounds: int, cycles: int) -> str:
 def runs_table(
     pipelines: Sequence[Backend], *, rows: int, warmup_runs: int, state_every: int = 1
 ) -> str:
-    """Median wall time of `meltano run` per backend, and the difference."""
-    statehouse, filesystem = pipelines
+    """Median wall time of `meltano run` per backend, and each one's difference to the last
+    (the filesystem's)."""
+    filesystem = pipelines[-1]
     bookmarks = -(-rows // state_every)  # the target's repeat of the last is not written again
     lines = [
         f"`meltano run tap-ledger target-ledger` over {rows} rows (a bookmark every "
         f"{state_every} row(s): {bookmarks} stored), each run from no state, runs alternating, "
         f"after {warmup_runs} untimed run(s) each:",
         "",
-        "| backend | runs | median | min | max |",
-        "|---|---:|---:|---:|---:|",
+        "| backend | runs | median | min | max | CPU of Meltano, tap, target | CPU of Statehouse |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for backend in pipelines:
+        service_cpu = (
+            f"{statistics.median(backend.service_cpu):.2f} s" if backend.service_cpu else "-"
+        )
         lines.append(
             f"| {backend.name} | {len(backend.times)} | {statistics.median(backend.times):.2f} s "
-            f"| {min(backend.times):.2f} s | {max(backend.times):.2f} s |"
+            f"| {min(backend.times):.2f} s | {max(backend.times):.2f} s "
+            f"| {statistics.median(backend.pipeline_cpu):.2f} s | {service_cpu} |"
         )
-    verdict = run_verdict(statehouse.times, filesystem.times)
-    paired = paired_differences(statehouse.times, filesystem.times)
-    lines += [
-        "",
-        f"Statehouse over the local filesystem, medians: {verdict.value:+.1f} % "
-        f"(goal within ±{RUN_GOAL:.0f} %: {_met(verdict)}); run by run (each Statehouse run "
-        f"over the filesystem run beside it): median {statistics.median(paired):+.1f} %, "
-        f"{min(paired):+.1f} % to {max(paired):+.1f} %",
-    ]
+    lines.append("")
+    for statehouse in pipelines[:-1]:
+        verdict = run_verdict(statehouse.times, filesystem.times)
+        paired = paired_differences(statehouse.times, filesystem.times)
+        lines.append(
+            f"- {statehouse.name} over the local filesystem, medians: {verdict.value:+.1f} % "
+            f"(goal within ±{RUN_GOAL:.0f} %: {_met(verdict)}); run by run (each run over the "
+            f"filesystem run of its round): median {statistics.median(paired):+.1f} %, "
+            f"{min(paired):+.1f} % to {max(paired):+.1f} %"
+        )
     return "\n".join(lines)

@@ -13,13 +13,13 @@ import time
 import typing as t
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 import urllib3
 
 if t.TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 STARTED = re.compile(r"Tomcat started on port (\d+)")
 
@@ -39,6 +39,14 @@ class Service:
     port: int
     token: str
     engine_password: str
+    pid: int | None = None  # its process, if this machine's: its CPU time is read
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the service's process has used (its engine's included), if known."""
+        if self.pid is None:
+            return None
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     @property
     def base_url(self) -> str:
@@ -91,8 +99,9 @@ def environment(token: str, engine_password: str) -> dict[str, str]:
 
 
 @contextmanager
-def start(jar: Path, home: Path) -> Iterator[Service]:
-    """Run Statehouse from ``jar`` for the scope, its data and log under ``home``."""
+def start(jar: Path, home: Path, cpus: set[int] | None = None) -> Iterator[Service]:
+    """Run Statehouse from ``jar`` for the scope, its data and log under ``home``; on ``cpus``
+    only, if given."""
     token = "sth_" + secrets.token_urlsafe(32)
     engine_password = secrets.token_urlsafe(32)
     home.mkdir(parents=True, exist_ok=True)
@@ -114,9 +123,10 @@ def start(jar: Path, home: Path) -> Iterator[Service]:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
         )
     try:
-        service = Service(_wait_for_port(process, log), token, engine_password)
+        service = Service(_wait_for_port(process, log), token, engine_password, process.pid)
         _wait_until_ready(service)
         yield service
     finally:

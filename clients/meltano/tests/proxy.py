@@ -1,5 +1,6 @@
-"""A recording HTTP proxy in front of Statehouse that can answer in its stead: to see what the
-plugin sends (headers, tokens, how many requests) and to make Statehouse's 503s happen."""
+"""A recording HTTP proxy in front of Statehouse that can answer in its stead or hold requests:
+to see what the plugin sends (headers, tokens, how many requests), to make Statehouse's 503s
+happen, and to keep a request on its way for as long as a test needs."""
 
 from __future__ import annotations
 
@@ -48,13 +49,37 @@ class Fault:
 
 
 @dataclass
+class Hold:
+    """Hold every request matching ``method`` and ``path`` (a regex) until ``gate`` is set."""
+
+    method: str
+    path: str
+    gate: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class Proxy:
     upstream: str
     exchanges: list[Exchange] = field(default_factory=list)
     arrivals: list[tuple[str, str]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    holds: list[Hold] = field(default_factory=list)
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold(self, method: str, path: str) -> Hold:
+        held = Hold(method, path)
+        with self._lock:
+            self.holds.append(held)
+        return held
+
+    def wait_if_held(self, method: str, path: str) -> None:
+        with self._lock:
+            holds = [h for h in self.holds if h.method == method and re.fullmatch(h.path, path)]
+        for held in holds:
+            held.arrived.set()
+            held.gate.wait(60)
 
     def uri(self, prefix: str = "") -> str:
         return f"statehouse://127.0.0.1:{self.port}/{prefix}"
@@ -98,6 +123,7 @@ def start(upstream: str, tls: ssl.SSLContext | None = None) -> tuple[Proxy, Thre
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             with proxy._lock:
                 proxy.arrivals.append((self.command, self.path))
+            proxy.wait_if_held(self.command, self.path.split("?")[0])
             fault = proxy.take_fault(self.command, self.path.split("?")[0])
             if fault is None or fault.forward:
                 upstream = pool.request(

@@ -6,6 +6,7 @@ import re
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 import typing as t
@@ -15,6 +16,7 @@ from urllib.parse import quote
 import proxy as proxies
 import pytest
 import structlog
+from conftest import kill_group
 from meltano.core.error import MeltanoError
 from meltano.core.state_store.base import MeltanoState, StateIDLockedError
 from proxy import Fault
@@ -250,6 +252,12 @@ def _run_lease(manager: StatehouseStateStoreManager, state_id: str) -> Lease:
     return lease
 
 
+def _settled(manager: StatehouseStateStoreManager, state_id: str) -> None:
+    """Once the write on its way under the run's lease on ``state_id`` is done (in a run, ``set``
+    sends it and returns)."""
+    keeper_for(manager.config).settle(_run_lease(manager, state_id))
+
+
 def _sent(proxy: Proxy, since: int) -> list[tuple[str, int]]:
     """The requests through ``proxy`` from the ``since``-th on, and their answers' statuses."""
     return [(e.method, e.status) for e in proxy.exchanges[since:]]
@@ -287,6 +295,101 @@ def test_in_a_run_an_update_after_its_own_write_reads_nothing_and_writes_if_unch
     assert statehouse.document(prefix + "dev:bookmarks") == expected.to_dict()
 
 
+def test_in_a_run_a_bookmark_is_sent_on_its_way_and_the_next_call_waits_for_it(
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    manager = backend(proxy.uri(quote(prefix, safe="")))
+    one = _state("dev:behind", {"singer_state": {"n": 1}}, {})
+    two = _state("dev:behind", {}, {"singer_state": {"m": 2}})
+    writes = "/states/" + quote(prefix + "dev:behind", safe="")
+
+    with _in_a_run(manager, "dev:behind"):
+        assert manager.get("dev:behind") is None  # the run's lease and its read
+        held = proxy.hold("PUT", writes)
+        manager.update(one)  # returns with its PUT held on the way
+        assert held.arrived.wait(10)
+        assert statehouse.document(prefix + "dev:behind") is None
+        # The next bookmark (a partial one: read, merge, write) waits for the one on its way.
+        later = threading.Thread(target=manager.update, args=(two,))
+        later.start()
+        later.join(1.0)
+        assert later.is_alive()
+        assert proxy.arrivals.count(("PUT", writes)) == 1
+        held.gate.set()
+        later.join(10)
+        assert not later.is_alive()
+        _settled(manager, "dev:behind")
+        # In order, each once: the second merged onto the first, as Meltano's merge does.
+        assert [e.status for e in proxy.seen("PUT", writes)] == [201, 200]
+        assert statehouse.document(prefix + "dev:behind") == _merged(one, two).to_dict()
+
+
+def test_a_runs_last_bookmark_is_stored_before_its_process_exits_and_lets_the_lease_go(
+    proxy: Proxy, statehouse: Statehouse, prefix: str
+) -> None:
+    state_id = prefix + "dev:exit"
+    lock = "/locks/" + quote(state_id, safe="")
+    held = proxy.hold("PUT", "/states/" + quote(state_id, safe=""))
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _A_RUNS_LAST_BOOKMARK,
+            proxy.uri(quote(prefix, safe="")),
+            statehouse.admin_token,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert run.stdout is not None
+        assert run.stdout.readline() == "update returned\n"
+        assert held.arrived.wait(10)  # its PUT, held on its way
+        with pytest.raises(subprocess.TimeoutExpired):
+            run.wait(1)  # the process waits at its exit, the lease still held
+        assert ("DELETE", lock) not in proxy.arrivals
+        held.gate.set()
+        assert run.wait(30) == 0
+    finally:
+        kill_group(run)
+    assert statehouse.document(state_id) == {"completed": {"singer_state": {"n": 1}}, "partial": {}}
+    assert ("DELETE", lock) in proxy.arrivals
+    assert statehouse.lock(state_id) is None
+
+
+_A_RUNS_LAST_BOOKMARK = """
+import sys, structlog
+from meltano.core.state_store.base import MeltanoState
+from meltano_state_backend_statehouse.backend import StatehouseStateStoreManager
+manager = StatehouseStateStoreManager(uri=sys.argv[1], token=sys.argv[2])
+state_id = "dev:exit"
+with structlog.contextvars.bound_contextvars(run_id="a run"):
+    assert manager.get(state_id) is None
+    manager.update(MeltanoState(state_id, {}, {"singer_state": {"n": 1}}))
+print("update returned", flush=True)
+"""
+
+
+def test_a_last_bookmark_refused_is_logged_when_the_lease_is_let_go(
+    backend: Backend, statehouse: Statehouse, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = backend()
+    path = "/locks/" + quote(prefix + "dev:refused", safe="")
+    with structlog.contextvars.bound_contextvars(run_id="test-run"):
+        assert manager.get("dev:refused") is None
+        assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
+        successor = statehouse.call("POST", path, body={"owner": "successor", "ttlSeconds": 60})
+        assert successor.status == 201
+        manager.update(_state("dev:refused", {"singer_state": {"n": 1}}, {}))
+    with caplog.at_level("ERROR"):
+        keeper_for(manager.config).release(_run_lease(manager, "dev:refused"))
+    assert "did not store the last state written under" in caplog.text
+    assert "this run's lease no longer holds the lock" in caplog.text
+    assert statehouse.document(prefix + "dev:refused") is None
+    statehouse.call("DELETE", path, headers={"Lock-Token": successor.body["token"]})
+
+
 def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritten(
     backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
 ) -> None:
@@ -299,6 +402,7 @@ def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritte
 
     with _in_a_run(manager, "dev:intruded"):
         manager.update(one)
+        _settled(manager, "dev:intruded")
         statehouse.put(prefix + "dev:intruded", intruder.to_dict())  # no lock, no token
         before = len(proxy.exchanges)
         manager.update(two)
@@ -316,6 +420,7 @@ def test_in_a_run_a_state_repeated_is_confirmed_by_a_read_not_written_again(
 
     with _in_a_run(manager, "dev:repeated"):
         manager.update(bookmark)
+        _settled(manager, "dev:repeated")
         version = statehouse.call("GET", "/states/" + quote(prefix + "dev:repeated", safe=""))
         before = len(proxy.exchanges)
         manager.update(bookmark)  # a target repeating its last state: the same partial merge
@@ -336,6 +441,7 @@ def test_in_a_run_a_state_repeated_after_a_write_without_the_lock_is_written_aga
 
     with _in_a_run(manager, "dev:rewritten"):
         manager.update(final)
+        _settled(manager, "dev:rewritten")
         statehouse.put(prefix + "dev:rewritten", intruder.to_dict())  # no lock, no token
         before = len(proxy.exchanges)
         manager.update(final)
@@ -344,19 +450,23 @@ def test_in_a_run_a_state_repeated_after_a_write_without_the_lock_is_written_aga
     assert statehouse.document(prefix + "dev:rewritten") == final.to_dict()
 
 
+@pytest.mark.parametrize("write_behind", [True, False])
 def test_in_a_run_a_state_repeated_after_the_lease_was_taken_over_is_refused(
-    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str
+    backend: Backend, proxy: Proxy, statehouse: Statehouse, prefix: str, write_behind: bool
 ) -> None:
-    manager = backend(proxy.uri(quote(prefix, safe="")))
+    manager = backend(proxy.uri(quote(prefix, safe="")), write_behind=write_behind)
     final = _state("dev:taken", {"singer_state": {"a": 1}}, {})
     path = "/locks/" + quote(prefix + "dev:taken", safe="")
 
     with _in_a_run(manager, "dev:taken"):  # whose release at the end is refused: only logged
         manager.update(final)
+        _settled(manager, "dev:taken")
         assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
         successor = statehouse.call("POST", path, body={"owner": "successor", "ttlSeconds": 60})
         assert successor.status == 201  # its grant fences the state: a version of its own
         before = len(proxy.exchanges)
+        if write_behind:
+            manager.update(final)  # sent on its way: its refusal is raised by the next call
         with pytest.raises(StatehouseLeaseLostError):
             manager.update(final)
 
@@ -375,6 +485,7 @@ def test_in_a_run_a_state_repeated_under_a_lease_that_ended_is_written_not_confi
 
     with _in_a_run(manager, "dev:ended"):
         manager.update(final)
+        _settled(manager, "dev:ended")
         lease = _run_lease(manager, "dev:ended")
         # Released by force, nobody granted since: only the lease's own state tells it ended.
         assert statehouse.call("DELETE", path, query={"force": "true"}).status == 204
@@ -383,6 +494,7 @@ def test_in_a_run_a_state_repeated_under_a_lease_that_ended_is_written_not_confi
         else:
             lease.renewed_at -= lease.ttl_seconds
         before = len(proxy.exchanges)
+        manager.update(final)
         with pytest.raises(StatehouseLeaseLostError):
             manager.update(final)
 
@@ -399,6 +511,7 @@ def test_in_a_run_a_remembered_state_deleted_without_the_lock_is_written_as_the_
 
     with _in_a_run(manager, "dev:gone"):
         manager.update(one)
+        _settled(manager, "dev:gone")
         assert (
             statehouse.call("DELETE", "/states/" + quote(prefix + "dev:gone", safe="")).status
             == 204

@@ -16,7 +16,7 @@ from benchmarks.statehouse import Service
 if t.TYPE_CHECKING:
     from pathlib import Path
 
-    from conftest import MeltanoProject, Statehouse
+    from conftest import Launch, MeltanoProject, Statehouse
 
 
 def test_percentile_is_the_nearest_rank() -> None:
@@ -59,9 +59,17 @@ def test_command_line_defaults_are_a_smoke_run(tmp_path: Path) -> None:
 
 
 def test_benchmark_measures_every_backend_and_reports_both_goals(
-    meltano_project: MeltanoProject, statehouse: Statehouse, tmp_path: Path
+    meltano_project: MeltanoProject,
+    statehouse: Statehouse,
+    statehouse_launch: Launch,
+    tmp_path: Path,
 ) -> None:
-    service = Service(statehouse.port, statehouse.admin_token, statehouse.engine_password)
+    service = Service(
+        statehouse.port,
+        statehouse.admin_token,
+        statehouse.engine_password,
+        statehouse_launch.process.pid,
+    )
 
     sides = cycle.backends(service, tmp_path / "cycle-state")
     try:
@@ -74,6 +82,7 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
             meltano_project.root,
             meltano_project.env,
             pipelines,
+            service,
             tmp_path / "runs",
             runs=1,
             rows=3,
@@ -97,18 +106,23 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert in_run.run_locks[0] > in_run.locks[0]
     assert min(plugin.locks) > 0.001
     assert plugin.run_locks == []
-    assert [len(backend.times) for backend in pipelines] == [1, 1]
+    assert [len(backend.times) for backend in pipelines] == [1, 1, 1]
+    # CPU: the run's own processes', and Statehouse's, which answered the plugin's run.
+    assert all(backend.pipeline_cpu[0] > 0 for backend in pipelines)
+    assert pipelines[0].service_cpu[0] > 0
 
     cycles = report.cycles_table(sides, rounds=1, cycles=2)
-    # A bookmark after row 2 and the last: two versions (the target's repeat of the last is not
-    # written again).
-    (stored,) = [
+    # Per run, a bookmark after row 2 and the last: two versions (the target's repeat of the last
+    # is not written again), sent on their way or each waited for.
+    stored = [
         item["id"]
         for item in statehouse.call("GET", "/states?match=*:bench-*").body["items"]
         if item["id"].startswith("dev:tap-ledger-to-target-ledger:")
     ]
-    versions = statehouse.call("GET", "/states/" + quote(stored, safe="") + "/versions").body
-    assert [v["version"] for v in versions] == [1, 2]
+    assert len(stored) == 2
+    for state_id in stored:
+        versions = statehouse.call("GET", "/states/" + quote(state_id, safe="") + "/versions")
+        assert [v["version"] for v in versions.body] == [1, 2]
     runs = report.runs_table(pipelines, rows=3, state_every=2, warmup_runs=0)
     assert "| Statehouse plugin | 2 |" in cycles
     assert "| Statehouse plugin, in a run | 2 |" in cycles
@@ -116,5 +130,6 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert "| ClickHouse backend (1 s settle) | 2 |" in cycles
     assert "goal ≥ 50x" in cycles
     assert "| Meltano local filesystem | 1 |" in runs
+    assert "- Statehouse plugin, each bookmark waited for over the local filesystem" in runs
     assert "goal within ±5 %" in runs
     assert "a bookmark every 2 row(s): 2 stored" in runs

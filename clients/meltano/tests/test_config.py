@@ -45,6 +45,7 @@ def test_defaults_and_overrides() -> None:
         timeout_seconds=60,
         lease_seconds=60,
         lock_wait_seconds=30,
+        write_behind=True,
     )
     config = config_from(
         "statehouse://h",
@@ -55,6 +56,7 @@ def test_defaults_and_overrides() -> None:
     )
     assert (config.token, config.timeout_seconds, config.lease_seconds) == ("sth_x", 5, 10)
     assert config.lock_wait_seconds == 0
+    assert not config_from("statehouse://h", write_behind=False).write_behind
     assert "sth_x" not in repr(config)
     assert config_from("statehouse://h", token="").token is None
 
@@ -108,8 +110,8 @@ def test_meltano_finds_the_backend_and_its_settings() -> None:
 
     assert StateBackend.get_manager_factory(scheme="statehouse") is StatehouseStateStoreManager
     settings = {s.name: s for s in ConfigService.addon.get_all()}
-    names = {f"state_backend.statehouse.{n}" for n in ("token", "secure", "prefix")} | {
-        f"state_backend.statehouse.{n}_seconds" for n in ("timeout", "lease", "lock_wait")
-    }
+    names = {
+        f"state_backend.statehouse.{n}" for n in ("token", "secure", "prefix", "write_behind")
+    } | {f"state_backend.statehouse.{n}_seconds" for n in ("timeout", "lease", "lock_wait")}
     assert names <= set(settings)
     assert settings["state_backend.statehouse.token"].sensitive

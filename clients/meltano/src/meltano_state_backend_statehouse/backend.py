@@ -16,6 +16,12 @@ Under a lease it holds, the backend remembers the document it last wrote and its
 read of the next ``update`` is answered from memory, and its write's ``If-Match`` proves that
 nothing changed since. If someone wrote without taking the lock meanwhile (412), the backend reads
 what is there and merges the same partial state onto it, as the read would have.
+
+Inside a run a bookmark is sent on its way and ``set`` returns (``write_behind``, the default):
+Meltano stores bookmarks from its event loop, which also carries the rows from the tap to the
+target, so while it waits for an answer the pipeline waits too. Writes under the lease go one at a
+time, in order; the next call on the state waits for the one on its way and raises its failure,
+and the process's exit waits for the last one before it lets the lease go.
 """
 
 from __future__ import annotations
@@ -96,6 +102,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         timeout_seconds: float | None = None,
         lease_seconds: int | None = None,
         lock_wait_seconds: int | None = None,
+        write_behind: bool | None = None,
         **kwargs: object,
     ) -> None:
         """Read the URI and settings; nothing is sent to Statehouse until the first call.
@@ -113,6 +120,7 @@ class StatehouseStateStoreManager(StateStoreManager):
             timeout_seconds=timeout_seconds,
             lease_seconds=lease_seconds,
             lock_wait_seconds=lock_wait_seconds,
+            write_behind=write_behind,
         )
         self._client = StatehouseClient(self.config)
         self._leases = keeper_for(self.config)
@@ -139,25 +147,29 @@ class StatehouseStateStoreManager(StateStoreManager):
     def get(self, state_id: str) -> MeltanoState | None:
         """The state, or None; inside a run, after taking the run's lease on it."""
         sid = self._id(state_id)
-        if _in_meltano_run() and self._leases.held(sid) is None:
+        lease = self._leases.held(sid)
+        if lease is not None:
+            self._leases.settle(lease)  # what the write on its way made is what is read
+        elif _in_meltano_run():
             self._leases.acquire(sid, owner=_owner(), run_scoped=True)
         written = self._written_under_lease(sid) if sid in self._scopes else None
         if written is not None:
             self._remember_read(sid, written.etag)
             return _Remembered.from_json(state_id, written.document)
-        return self._read(state_id, sid)
+        state, etag = self._read(state_id, sid)
+        self._remember_read(sid, etag)
+        return state
 
-    def _read(self, state_id: str, sid: str) -> MeltanoState | None:
+    def _read(self, state_id: str, sid: str) -> tuple[MeltanoState | None, str | None]:
+        """The state and its version (ETag); None and None if there is none."""
         answer = self._client.request(
             "GET", state_path(sid), retries=_patience(self._leases.held(sid))
         )
         if answer.status == 404:
-            self._remember_read(sid, None)
-            return None
+            return None, None
         if answer.status != 200:
             raise error_for(answer, f"read the state {state_id!r}")
-        self._remember_read(sid, answer.headers["ETag"])
-        return MeltanoState.from_json(state_id, answer.data.decode())
+        return MeltanoState.from_json(state_id, answer.data.decode()), answer.headers["ETag"]
 
     def get_state_ids(self, pattern: str | None = None) -> Iterable[str]:
         """The ids under the prefix; ``pattern`` is a glob (``*`` any run, ``?`` one character,
@@ -183,14 +195,23 @@ class StatehouseStateStoreManager(StateStoreManager):
 
     def set(self, state: MeltanoState) -> None:
         """Write the document; under a held lease with its token, after a read with its version.
+        Under a run's lease, sent on its way: it is done, or its failure raised, by the next call
+        on the state or at the process's exit.
 
         Raises:
             StatehouseLeaseLostError: the lease no longer holds the lock: nothing was written.
-            StatehouseError: the state changed since this scope read it, or another refusal.
+            StatehouseError: the state changed since this scope read it, or another refusal (in a
+                run: of the write before this one, and this one is not sent).
         """
         sid = self._id(state.state_id)
         lease = self._leases.held(sid)
         read = self._reads.pop(sid, _NOT_READ)
+        if lease is not None and lease.run_scoped and self.config.write_behind:
+            self._leases.send(lease, lambda: self._write(sid, state, lease, read))
+        else:
+            self._write(sid, state, lease, read)
+
+    def _write(self, sid: str, state: MeltanoState, lease: Lease | None, read: object) -> None:
         if self._still_written(sid, state, read):
             return
         self._written.pop(sid, None)
@@ -198,11 +219,11 @@ class StatehouseStateStoreManager(StateStoreManager):
         merged = getattr(state, "merged", None)
         if answer.status == 412 and merged is not None:
             # Answered from memory, and someone wrote without the lock since: merge again.
-            current = self._read(state.state_id, sid)
+            current, etag = self._read(state.state_id, sid)
             if current is not None:
                 current.merge_partial(merged)
             state = current or merged
-            answer = self._put(sid, state, lease, self._reads.pop(sid, _NOT_READ))
+            answer = self._put(sid, state, lease, etag)
         if answer.status not in (200, 201):
             raise self._write_error(answer, lease, f"write the state {state.state_id!r}")
         if lease is not None and "ETag" in answer.headers:
@@ -261,6 +282,7 @@ class StatehouseStateStoreManager(StateStoreManager):
         headers = {"Idempotency-Key": str(uuid.uuid4())}
         lease = self._leases.held(sid)
         if lease is not None:
+            self._leases.settle(lease)
             headers["Lock-Token"] = lease.token
         self._reads.pop(sid, None)
         self._written.pop(sid, None)

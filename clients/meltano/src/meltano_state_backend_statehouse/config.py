@@ -36,6 +36,7 @@ class Config:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     lease_seconds: int = DEFAULT_LEASE_SECONDS
     lock_wait_seconds: int = DEFAULT_LOCK_WAIT_SECONDS
+    write_behind: bool = True  # in a run, bookmarks are sent on their way
 
 
 def config_from(
@@ -47,6 +48,7 @@ def config_from(
     timeout_seconds: float | None = None,
     lease_seconds: int | None = None,
     lock_wait_seconds: int | None = None,
+    write_behind: bool | None = None,
 ) -> Config:
     """Read ``statehouse://host[:port][/prefix]`` and the settings that refine it.
 
@@ -110,6 +112,7 @@ def config_from(
         timeout_seconds=timeout,
         lease_seconds=lease,
         lock_wait_seconds=wait,
+        write_behind=write_behind is None or bool(write_behind),
     )
 
 

@@ -1,5 +1,6 @@
 """The leases this process holds on Statehouse locks: granted with a wait, renewed in the
-background while held, released when their scope ends or the process exits.
+background while held, released when their scope ends or the process exits; and the writes sent
+on their way under a lease (a run's bookmarks), one at a time in the order they were given.
 
 A run reads its state through one backend instance and writes it through another (Meltano
 makes one for the extractor's state lookup and one for the loader's bookmarks), so the leases
@@ -14,6 +15,7 @@ import math
 import threading
 import time
 import typing as t
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from meltano_state_backend_statehouse.client import (
@@ -32,6 +34,8 @@ from meltano_state_backend_statehouse.errors import (
 )
 
 if t.TYPE_CHECKING:
+    from collections.abc import Callable
+
     from urllib3.util import Retry
 
     from meltano_state_backend_statehouse.config import Config
@@ -53,6 +57,7 @@ class Lease:
     run_scoped: bool
     renewed_at: float  # time.monotonic() when the grant or the last renewal was asked for
     lost: str | None = None
+    on_its_way: Future[None] | None = field(default=None, repr=False, compare=False)
 
     def lapses_at(self) -> float:
         """When the lease lapses by this process's clock (``time.monotonic()``): its ttl after the
@@ -87,6 +92,7 @@ class LeaseKeeper:
         self._wake = threading.Event()
         self._stopping = False
         self._renewer: threading.Thread | None = None
+        self._writer: ThreadPoolExecutor | None = None
 
     def held(self, lock_id: str) -> Lease | None:
         """The lease this process holds on ``lock_id``, if any (lost or not)."""
@@ -143,8 +149,40 @@ class LeaseKeeper:
                     problem=problem,
                 )
 
+    def send(self, lease: Lease, write: Callable[[], None]) -> None:
+        """Send ``write`` on its way under ``lease``, once the write sent before it is done.
+
+        Raises:
+            StatehouseError: the write sent before it failed (``write`` is not sent).
+        """
+        self.settle(lease)
+        with self._mutex:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="statehouse-writes")
+            lease.on_its_way = self._writer.submit(write)
+
+    def settle(self, lease: Lease) -> None:
+        """Wait for the write on its way under ``lease``, if any.
+
+        Raises:
+            StatehouseError: it failed.
+        """
+        on_its_way, lease.on_its_way = lease.on_its_way, None
+        if on_its_way is not None:
+            on_its_way.result()
+
     def release(self, lease: Lease) -> None:
-        """Let the lock go (a lease already lapsed or taken is only logged)."""
+        """Let the lock go once the write on its way under it is done (a failure of that write,
+        and a lease already lapsed or taken, are only logged)."""
+        try:
+            self.settle(lease)
+        except StatehouseError as err:
+            logger.error(
+                "Statehouse did not store the last state written under %r (what is stored is the "
+                "state before it): %s",
+                lease.lock_id,
+                err,
+            )
         with self._mutex:
             if self._leases.get(lease.lock_id) is lease:
                 del self._leases[lease.lock_id]
@@ -175,6 +213,8 @@ class LeaseKeeper:
             leases = list(self._leases.values())
         for lease in leases:
             self.release(lease)
+        if self._writer is not None:
+            self._writer.shutdown()
         self._client.close()
 
     def _hold(self, lease: Lease) -> None:

@@ -63,6 +63,17 @@ LEASE_SECONDS = SettingDefinition(
     env_specific=True,
 )
 
+WRITE_BEHIND = SettingDefinition(
+    name="state_backend.statehouse.write_behind",
+    label="Statehouse bookmarks written behind",
+    description=(
+        "In a run, send each bookmark on its way and go on: the next bookmark and the "
+        "process's exit wait for it (default true); false waits for each before Meltano goes on"
+    ),
+    kind=SettingKind.BOOLEAN,
+    env_specific=True,
+)
+
 LOCK_WAIT_SECONDS = SettingDefinition(
     name="state_backend.statehouse.lock_wait_seconds",
     label="Statehouse lock wait",
