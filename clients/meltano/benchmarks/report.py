@@ -127,7 +127,7 @@ def runs_table(
     bookmarks = -(-rows // state_every)  # the target's repeat of the last is not written again
     lines = [
         f"`meltano run tap-ledger target-ledger` over {rows} rows (a bookmark every "
-        f"{state_every} row(s): {bookmarks} stored), each run from no state, runs alternating, "
+        f"{state_every} row(s): {bookmarks} stored), each run from no state, runs taking turns, "
         f"after {warmup_runs} untimed run(s) each:",
         "",
         "| backend | runs | median | min | max | CPU of Meltano, tap, target | CPU of Statehouse |",
