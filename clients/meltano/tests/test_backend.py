@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -388,6 +389,53 @@ def test_a_last_bookmark_refused_is_logged_when_the_lease_is_let_go(
     assert "this run's lease no longer holds the lock" in caplog.text
     assert statehouse.document(prefix + "dev:refused") is None
     statehouse.call("DELETE", path, headers={"Lock-Token": successor.body["token"]})
+
+
+class _InterruptedError(Exception):
+    pass
+
+
+def test_a_wait_for_a_write_cut_short_leaves_it_to_be_waited_for_before_the_lease_goes(
+    statehouse: Statehouse, prefix: str
+) -> None:
+    keeper = keeper_for(config_from(statehouse.uri(prefix), token=statehouse.admin_token))
+    lease = keeper.acquire(prefix + "interrupted", owner="test", run_scoped=True)
+    gate, done = threading.Event(), []
+    keeper.send(lease, lambda: done.append(gate.wait(30)))
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise _InterruptedError
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # as a Ctrl-C during the wait
+        with pytest.raises(_InterruptedError):
+            keeper.settle(lease)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    threading.Timer(0.5, gate.set).start()
+    keeper.release(lease)  # waits for the write still on its way, then lets the lock go
+    assert done == [True]
+    assert statehouse.lock(prefix + "interrupted") is None
+
+
+def test_a_last_write_that_failed_unexpectedly_is_logged_and_the_lease_let_go(
+    statehouse: Statehouse, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    keeper = keeper_for(config_from(statehouse.uri(prefix), token=statehouse.admin_token))
+    lease = keeper.acquire(prefix + "unexpected", owner="test", run_scoped=True)
+
+    def merge_that_fails() -> None:
+        # As Meltano's merge does onto a state someone else made a scalar (README, merges).
+        raise AttributeError("'int' object has no attribute 'setdefault'")
+
+    keeper.send(lease, merge_that_fails)
+    with caplog.at_level("ERROR"):
+        keeper.release(lease)
+    assert "did not store the last state written under" in caplog.text
+    assert "setdefault" in caplog.text
+    assert statehouse.lock(prefix + "unexpected") is None
 
 
 def test_in_a_run_a_state_changed_without_the_lock_is_merged_onto_not_overwritten(

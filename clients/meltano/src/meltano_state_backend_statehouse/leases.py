@@ -162,21 +162,27 @@ class LeaseKeeper:
             lease.on_its_way = self._writer.submit(write)
 
     def settle(self, lease: Lease) -> None:
-        """Wait for the write on its way under ``lease``, if any.
+        """Wait for the write on its way under ``lease``, if any (a wait cut short, by a signal
+        say, leaves it on its way, to be waited for again).
 
         Raises:
-            StatehouseError: it failed.
+            StatehouseError: it failed (raised once).
         """
-        on_its_way, lease.on_its_way = lease.on_its_way, None
-        if on_its_way is not None:
+        on_its_way = lease.on_its_way
+        if on_its_way is None:
+            return
+        try:
             on_its_way.result()
+        finally:
+            if on_its_way.done() and lease.on_its_way is on_its_way:
+                lease.on_its_way = None
 
     def release(self, lease: Lease) -> None:
         """Let the lock go once the write on its way under it is done (a failure of that write,
         and a lease already lapsed or taken, are only logged)."""
         try:
             self.settle(lease)
-        except StatehouseError as err:
+        except Exception as err:  # noqa: BLE001 - whatever it was, the lock is let go
             logger.error(
                 "Statehouse did not store the last state written under %r (what is stored is the "
                 "state before it): %s",
