@@ -258,6 +258,9 @@ LIMIT :limit)
 
 SELECT count() FROM `statehouse`.`changelog` WHERE toUInt64(splitByChar('_', _part)[3]) > :fromPosition AND _block_number > :fromPosition;
 
+SELECT count() FROM `statehouse`.`lock_claims`
+WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to);
+
 SELECT lock_id, latest.1 AS slot, latest.2.1 AS kind, latest.2.2 AS claim_id, latest.2.3 AS token,
        latest.2.4 AS fencing, latest.2.5 AS owner, latest.2.6 AS acquired_at, latest.2.7 AS expires_at,
        latest.2.8 AS ttl_ms, latest.2.9 AS granted_to, latest.2.10 AS writes

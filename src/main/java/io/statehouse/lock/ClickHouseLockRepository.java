@@ -226,6 +226,11 @@ class ClickHouseLockRepository extends LockTables {
 			lock_id IN (SELECT lock_id FROM {lock_claims}
 			            WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to))""";
 
+	/** How many claims were written in {@code (from, to]} (µs since the epoch). */
+	private static final String CLAIMS_IN = """
+			SELECT count() FROM {lock_claims}
+			WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to)""";
+
 	private final ReadBack readBack;
 
 	private final String latestSlot;
@@ -241,7 +246,8 @@ class ClickHouseLockRepository extends LockTables {
 	private final String nextClaimed;
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
-		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED));
+		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED),
+				CLAIMS_IN);
 		this.readBack = readBack;
 		this.latestSlot = schema.sql(CLAIMS_OF_LATEST_SLOT);
 		this.grant = schema.sql(GRANT);

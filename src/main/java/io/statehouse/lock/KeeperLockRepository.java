@@ -214,8 +214,10 @@ class KeeperLockRepository extends LockTables {
 	private final String forget;
 
 	KeeperLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ClaimArbiter arbiter, ReadBack readBack) {
-		// Every statement on Keeper waits for it no longer than the arbiter's do.
-		super(jdbc, schema, LIVE.replace("{columns}", COLUMNS), arbiter.settings(), arbiter.settings().appendTo(FOLD));
+		// Every statement on Keeper waits for it no longer than the arbiter's do. The fold reads the
+		// slots once: asking first whether a span has any would read them twice.
+		super(jdbc, schema, LIVE.replace("{columns}", COLUMNS), arbiter.settings(), arbiter.settings().appendTo(FOLD),
+				null);
 		this.arbiter = arbiter;
 		this.readBack = readBack;
 		this.settled = arbiter.claimWindow().dividedBy(2);
