@@ -41,6 +41,7 @@ if t.TYPE_CHECKING:
     from pathlib import Path
 
     from benchmarks.statehouse import Service
+    from meltano_state_backend_statehouse.leases import Lease, LeaseKeeper
 
 # Meltano's defaults (state_backend.lock_timeout_seconds, .lock_retry_seconds), which it passes to
 # every backend it makes.
@@ -219,11 +220,16 @@ def measure(sides: list[Side], *, rounds: int, cycles: int) -> None:
 
 def _stored(side: Side, state_id: str) -> None:
     """Wait for the bookmark the plugin sent on its way in a run: a cycle ends once it is stored."""
-    config = side.backend.config  # type: ignore[attr-defined]
-    keeper = keeper_for(config)
-    lease = keeper.held(config.prefix + state_id)
+    keeper, lease = _run_lease(side, state_id)
     if lease is not None:
         keeper.settle(lease)
+
+
+def _run_lease(side: Side, state_id: str) -> tuple[LeaseKeeper, Lease | None]:
+    """The plugin's keeper of leases, and the lease it holds on ``state_id``."""
+    config = side.backend.config  # type: ignore[attr-defined]
+    keeper = keeper_for(config)
+    return keeper, keeper.held(config.prefix + state_id)
 
 
 def _end_run(side: Side, state_id: str) -> float:
@@ -232,9 +238,7 @@ def _end_run(side: Side, state_id: str) -> float:
     Raises:
         BenchmarkError: the run's cycles held no lease.
     """
-    config = side.backend.config  # type: ignore[attr-defined]
-    keeper = keeper_for(config)
-    lease = keeper.held(config.prefix + state_id)
+    keeper, lease = _run_lease(side, state_id)
     if lease is None or not lease.run_scoped:
         raise BenchmarkError(f"{side.name}: the run held no lease of its own: {lease}")
     began = time.perf_counter()

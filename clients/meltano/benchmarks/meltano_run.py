@@ -97,22 +97,16 @@ def backends(service: Service, state_dir: Path) -> list[Backend]:
         "MELTANO_STATE_BACKEND_URI": service.uri,
         "MELTANO_STATE_BACKEND_STATEHOUSE_TOKEN": service.token,
     }
+    checked_in_statehouse = StateBackend.get_manager_factory(scheme="statehouse")(
+        uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
+    )
     return [
-        Backend(
-            "Statehouse plugin",
-            "statehouse",
-            statehouse,
-            StateBackend.get_manager_factory(scheme="statehouse")(
-                uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
-            ),
-        ),
+        Backend("Statehouse plugin", "statehouse", statehouse, checked_in_statehouse),
         Backend(
             "Statehouse plugin, each bookmark waited for",
             "statehouse-waited",
             {**statehouse, "MELTANO_STATE_BACKEND_STATEHOUSE_WRITE_BEHIND": "false"},
-            StateBackend.get_manager_factory(scheme="statehouse")(
-                uri=service.uri, token=service.token, **MELTANO_LOCK_SETTINGS
-            ),
+            checked_in_statehouse,
         ),
         Backend(
             "Meltano local filesystem",

@@ -151,20 +151,20 @@ class StatehouseStateStoreManager(StateStoreManager):
         if lease is not None:
             self._leases.settle(lease)  # what the write on its way made is what is read
         elif _in_meltano_run():
-            self._leases.acquire(sid, owner=_owner(), run_scoped=True)
+            lease = self._leases.acquire(sid, owner=_owner(), run_scoped=True)
         written = self._written_under_lease(sid) if sid in self._scopes else None
         if written is not None:
             self._remember_read(sid, written.etag)
             return _Remembered.from_json(state_id, written.document)
-        state, etag = self._read(state_id, sid)
+        state, etag = self._read(state_id, sid, lease)
         self._remember_read(sid, etag)
         return state
 
-    def _read(self, state_id: str, sid: str) -> tuple[MeltanoState | None, str | None]:
+    def _read(
+        self, state_id: str, sid: str, lease: Lease | None
+    ) -> tuple[MeltanoState | None, str | None]:
         """The state and its version (ETag); None and None if there is none."""
-        answer = self._client.request(
-            "GET", state_path(sid), retries=_patience(self._leases.held(sid))
-        )
+        answer = self._client.request("GET", state_path(sid), retries=_patience(lease))
         if answer.status == 404:
             return None, None
         if answer.status != 200:
@@ -212,14 +212,14 @@ class StatehouseStateStoreManager(StateStoreManager):
             self._write(sid, state, lease, read)
 
     def _write(self, sid: str, state: MeltanoState, lease: Lease | None, read: object) -> None:
-        if self._still_written(sid, state, read):
+        if self._still_written(sid, state, lease, read):
             return
         self._written.pop(sid, None)
         answer = self._put(sid, state, lease, read)
         merged = getattr(state, "merged", None)
         if answer.status == 412 and merged is not None:
             # Answered from memory, and someone wrote without the lock since: merge again.
-            current, etag = self._read(state.state_id, sid)
+            current, etag = self._read(state.state_id, sid, lease)
             if current is not None:
                 current.merge_partial(merged)
             state = current or merged
@@ -245,7 +245,9 @@ class StatehouseStateStoreManager(StateStoreManager):
             retries=_patience(lease),
         )
 
-    def _still_written(self, sid: str, state: MeltanoState, read: object) -> bool:
+    def _still_written(
+        self, sid: str, state: MeltanoState, lease: Lease | None, read: object
+    ) -> bool:
         """Whether ``state`` is what this backend last wrote under its lease and is still there.
 
         Targets repeat their last state (on every drain, and at the end of a run): a conditional
@@ -265,7 +267,7 @@ class StatehouseStateStoreManager(StateStoreManager):
             "GET",
             state_path(sid),
             headers={"If-None-Match": written.etag},
-            retries=_patience(self._leases.held(sid)),
+            retries=_patience(lease),
         )
         return answer.status == 304
 

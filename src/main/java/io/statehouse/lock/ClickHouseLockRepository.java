@@ -221,15 +221,18 @@ class ClickHouseLockRepository extends LockTables {
 	private static final String FOLDED = """
 			(SELECT lock_id, max(slot) AS folded FROM {lock_latest} WHERE {changed} GROUP BY lock_id) AS f""";
 
-	/** The locks with a claim written in {@code (from, to]} (µs since the epoch). */
+	/** The locks with a claim written in the span. */
 	private static final String CHANGED = """
 			lock_id IN (SELECT lock_id FROM {lock_claims}
-			            WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to))""";
+			            WHERE {span})""";
 
-	/** How many claims were written in {@code (from, to]} (µs since the epoch). */
+	/** How many claims were written in the span. */
 	private static final String CLAIMS_IN = """
 			SELECT count() FROM {lock_claims}
-			WHERE written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to)""";
+			WHERE {span}""";
+
+	/** Claims written in {@code (from, to]} (µs since the epoch). */
+	private static final String SPAN = "written_at > fromUnixTimestamp64Micro(:from) AND written_at <= fromUnixTimestamp64Micro(:to)";
 
 	private final ReadBack readBack;
 
@@ -246,8 +249,9 @@ class ClickHouseLockRepository extends LockTables {
 	private final String nextClaimed;
 
 	ClickHouseLockRepository(JdbcClient jdbc, ClickHouseSchema schema, ReadBack readBack) {
-		super(jdbc, schema, LIVE, SettingsClause.NONE, FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED),
-				CLAIMS_IN);
+		super(jdbc, schema, LIVE, SettingsClause.NONE,
+				FOLD.replace("{folded}", FOLDED).replace("{changed}", CHANGED).replace("{span}", SPAN),
+				CLAIMS_IN.replace("{span}", SPAN));
 		this.readBack = readBack;
 		this.latestSlot = schema.sql(CLAIMS_OF_LATEST_SLOT);
 		this.grant = schema.sql(GRANT);

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 
 import io.statehouse.claims.SettingsClause;
 import io.statehouse.clickhouse.ClickHouseSchema;
@@ -80,16 +81,13 @@ abstract class LockTables implements LockRepository, LockMaterializerRepository 
 
 	@Override
 	public long fold(Instant from, Instant to) {
+		Map<String, Long> span = Map.of("from", LockRows.micros(from), "to", LockRows.micros(to));
 		// Most spans of an idle service have no claim: asking costs a read of one minmax index, the
 		// fold a join of both tables.
-		if (this.claimsIn != null && this.jdbc.sql(this.claimsIn)
-			.param("from", LockRows.micros(from))
-			.param("to", LockRows.micros(to))
-			.query(Long.class)
-			.single() == 0) {
+		if (this.claimsIn != null && this.jdbc.sql(this.claimsIn).params(span).query(Long.class).single() == 0) {
 			return 0;
 		}
-		return this.jdbc.sql(this.fold).param("from", LockRows.micros(from)).param("to", LockRows.micros(to)).update();
+		return this.jdbc.sql(this.fold).params(span).update();
 	}
 
 }
