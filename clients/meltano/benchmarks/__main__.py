@@ -7,6 +7,7 @@ a goal is not met.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import platform
@@ -19,7 +20,10 @@ from pathlib import Path
 
 import structlog
 
-from benchmarks import cycle, meltano_run, report, statehouse
+from benchmarks import cycle, meltano_run, postgres, report, statehouse
+
+if t.TYPE_CHECKING:
+    import subprocess
 
 
 def at_least(least: int) -> t.Callable[[str], int]:
@@ -44,12 +48,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--cycles", type=at_least(1), default=3, help="cycles per backend per round"
     )
     parser.add_argument("--runs", type=at_least(1), default=1, help="`meltano run`s per backend")
+    parser.add_argument(
+        "--pipeline",
+        choices=("ledger", "postgres"),
+        default="ledger",
+        help="the `meltano run` pipeline: the tests' fixture (tap-ledger to target-ledger), or "
+        "MeltanoLabs' tap-postgres to target-postgres on a PostgreSQL cluster started for it",
+    )
     parser.add_argument("--rows", type=at_least(1), default=5, help="rows the pipeline extracts")
     parser.add_argument(
         "--state-every",
         type=at_least(1),
         default=1,
-        help="rows per bookmark the tap emits (the Singer SDK's default is 10000)",
+        help="rows per bookmark tap-ledger emits (the Singer SDK's default is 10000)",
     )
     parser.add_argument(
         "--warmup-runs",
@@ -81,6 +92,13 @@ def load_average() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
 
 
+def _stop(install: subprocess.Popen[bytes]) -> None:
+    """Stop ``meltano install`` if it still runs (the benchmark failed before it was needed)."""
+    if install.poll() is None:
+        install.kill()
+        install.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both parts and print the figures."""
     args = parse_args(argv)
@@ -88,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="meltano-bench-"))
     scratch.mkdir(parents=True, exist_ok=True)
     install_log = scratch / "install.log"
-    # The fixture project's plugins install while Statehouse starts.
     service_cpus = None
     if args.cpus_apart:
         cpus = sorted(os.sched_getaffinity(0))
@@ -96,36 +113,40 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("--cpus-apart needs at least 2 CPUs")
         service_cpus = {cpus[-1]}
         os.sched_setaffinity(0, set(cpus[:-1]))  # inherited by every process started from here
-    install = meltano_run.start_install(scratch / "project", install_log)
-    try:
-        with statehouse.start(args.jar, scratch / "statehouse", service_cpus) as service:
-            before = load_average()
-            sides = cycle.backends(service, scratch / "cycle-state")
-            try:
-                cycle.measure(sides, rounds=args.rounds, cycles=args.cycles)
-            finally:
-                cycle.close(sides)
-            meltano_run.finish_install(install, install_log)
-            pipelines = meltano_run.backends(service, scratch / "run-state")
-            try:
-                meltano_run.measure(
-                    scratch / "project",
-                    os.environ,
-                    pipelines,
-                    service,
-                    scratch / "runs",
-                    runs=args.runs,
-                    rows=args.rows,
-                    warmup_runs=args.warmup_runs,
-                    state_every=args.state_every,
-                )
-            finally:
-                meltano_run.close(pipelines)
-            after = load_average()
-    finally:
-        if install.poll() is None:
-            install.kill()
-            install.wait()
+    with contextlib.ExitStack() as resources:
+        if args.pipeline == "postgres":
+            pipeline: meltano_run.Pipeline = postgres.PostgresPipeline(
+                resources.enter_context(postgres.start()), args.rows
+            )
+        else:
+            pipeline = meltano_run.LedgerPipeline(scratch / "runs", args.rows, args.state_every)
+        # The project's plugins install while Statehouse starts.
+        install = meltano_run.start_install(pipeline.project, scratch / "project", install_log)
+        resources.callback(_stop, install)
+        service = resources.enter_context(
+            statehouse.start(args.jar, scratch / "statehouse", service_cpus)
+        )
+        before = load_average()
+        sides = cycle.backends(service, scratch / "cycle-state")
+        try:
+            cycle.measure(sides, rounds=args.rounds, cycles=args.cycles)
+        finally:
+            cycle.close(sides)
+        meltano_run.finish_install(install, install_log)
+        run_sides = meltano_run.backends(service, scratch / "run-state")
+        try:
+            meltano_run.measure(
+                scratch / "project",
+                os.environ,
+                run_sides,
+                service,
+                pipeline,
+                runs=args.runs,
+                warmup_runs=args.warmup_runs,
+            )
+        finally:
+            meltano_run.close(run_sides)
+        after = load_average()
     print(
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; Meltano {version('meltano')}, "
         f"Python {platform.python_version()}; Statehouse on its embedded default"
@@ -135,14 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.cycles_table(sides, rounds=args.rounds, cycles=args.cycles))
     print()
-    print(
-        report.runs_table(
-            pipelines, rows=args.rows, state_every=args.state_every, warmup_runs=args.warmup_runs
-        )
-    )
+    print(report.runs_table(run_sides, pipeline, warmup_runs=args.warmup_runs))
     verdicts = [
         report.lock_verdict(sides[1].run_locks, sides[3].locks, cycles=args.cycles),
-        report.run_verdict(pipelines[0].times, pipelines[-1].times),
+        report.run_verdict(run_sides[0].times, run_sides[-1].times),
     ]
     if args.require_goals and not all(v.met for v in verdicts):
         return 1

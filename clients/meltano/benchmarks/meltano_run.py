@@ -1,8 +1,9 @@
-"""`meltano run` of the tests' fixture pipeline (tap-ledger to target-ledger: a STATE message
-after every row, or every ``--state-every`` rows, each stored through the backend as it comes)
-with the state in Statehouse (the plugin as it is, and with ``write_behind`` off: each bookmark
-waited for) and with it in Meltano's local filesystem backend: wall time of the whole command,
-and the CPU time of the run's processes and of Statehouse's.
+"""`meltano run` of a pipeline (the tests' fixture, tap-ledger to target-ledger: a STATE message
+after every row, or every ``--state-every`` rows, each stored through the backend as it comes;
+or PostgreSQL to PostgreSQL, ``benchmarks/postgres.py``) with the state in Statehouse (the
+plugin as it is, and with ``write_behind`` off: each bookmark waited for) and with it in
+Meltano's local filesystem backend: wall time of the whole command, and the CPU time of the
+run's processes and of Statehouse's.
 
 Every run starts from no state (a state id of its own, ``--state-id-suffix``) and extracts the
 same rows, so every backend does the same work: look the bookmark up (the plugin takes the run's
@@ -37,7 +38,6 @@ if t.TYPE_CHECKING:
     from benchmarks.statehouse import Service
 
 FIXTURE_PROJECT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "project"
-PIPELINE = ("tap-ledger", "target-ledger")
 # The Meltano CLI as its console script runs it (as a module, so that it works from any venv).
 MELTANO = "import sys; from meltano.cli import main; sys.argv[0] = 'meltano'; sys.exit(main())"
 QUIET_MELTANO = {
@@ -49,10 +49,10 @@ QUIET_MELTANO = {
 }
 
 
-def start_install(root: Path, log: Path) -> subprocess.Popen[bytes]:
-    """Copy the fixture project to ``root`` and start ``meltano install`` there (its plugins come
-    from the project's ``packages/``; no state backend is needed)."""
-    shutil.copytree(FIXTURE_PROJECT, root, ignore=shutil.ignore_patterns(".meltano"))
+def start_install(project: Path, root: Path, log: Path) -> subprocess.Popen[bytes]:
+    """Copy a Meltano project to ``root`` and start ``meltano install`` there (no state backend
+    is needed)."""
+    shutil.copytree(project, root, ignore=shutil.ignore_patterns(".meltano"))
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-c", MELTANO, "install"],
@@ -85,6 +85,7 @@ class Backend:
     times: list[float] = field(default_factory=list)
     pipeline_cpu: list[float] = field(default_factory=list)  # Meltano, tap and target, seconds
     service_cpu: list[float] = field(default_factory=list)  # Statehouse's, during the run
+    bookmarks: list[int] = field(default_factory=list)  # versions a run stored, in Statehouse
 
 
 def backends(service: Service, state_dir: Path) -> list[Backend]:
@@ -117,45 +118,129 @@ def backends(service: Service, state_dir: Path) -> list[Backend]:
     ]
 
 
+class Pipeline(t.Protocol):
+    """What the runs extract and load, and how a run is checked."""
+
+    @property
+    def plugins(self) -> tuple[str, str]:
+        """The extractor and the loader."""
+        ...
+
+    @property
+    def rows(self) -> int:
+        """Every run extracts and loads them all."""
+        ...
+
+    @property
+    def project(self) -> Path:
+        """The Meltano project that defines the plugins."""
+        ...
+
+    @property
+    def stream(self) -> str:
+        """Whose bookmark the state holds."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """The pipeline in a few words, for the report."""
+        ...
+
+    def prepare(self) -> None:
+        """Make the source's rows, once before the runs."""
+
+    def env(self, suffix: str) -> dict[str, str]:
+        """The settings of the run with this state id suffix."""
+        ...
+
+    def loaded(self, suffix: str) -> int:
+        """How many rows the run with this suffix loaded."""
+        ...
+
+    def last_bookmark(self, value: object) -> bool:
+        """Whether a stored replication key value is the last row's."""
+        ...
+
+
+@dataclass
+class LedgerPipeline:
+    """The tests' fixture pipeline: tap-ledger reads a JSON Lines file and emits a bookmark every
+    ``state_every`` rows (and after the last), target-ledger appends to files and passes each
+    bookmark on once the rows before it are written."""
+
+    scratch: Path
+    rows: int
+    state_every: int = 1
+    plugins: tuple[str, str] = ("tap-ledger", "target-ledger")
+    project: Path = FIXTURE_PROJECT
+    stream: str = "rows"
+
+    @property
+    def description(self) -> str:
+        return f"a bookmark every {self.state_every} row(s)"
+
+    def prepare(self) -> None:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self._ledger.write_text(
+            "".join(
+                json.dumps({"id": i, "value": f"row {i}"}) + "\n" for i in range(1, self.rows + 1)
+            ),
+            encoding="utf-8",
+        )
+
+    def env(self, suffix: str) -> dict[str, str]:
+        return {
+            "TAP_LEDGER_PATH": str(self._ledger),
+            "TAP_LEDGER_STATE_EVERY": str(self.state_every),
+            "TARGET_LEDGER_PATH": str(self.scratch / "loaded" / suffix),
+        }
+
+    def loaded(self, suffix: str) -> int:
+        out = self.scratch / "loaded" / suffix / "rows.jsonl"
+        return len(out.read_text(encoding="utf-8").splitlines()) if out.exists() else 0
+
+    def last_bookmark(self, value: object) -> bool:
+        return value == self.rows
+
+    @property
+    def _ledger(self) -> Path:
+        return self.scratch / "ledger.jsonl"
+
+
 def measure(
     project: Path,
     env: Mapping[str, str],
-    pipelines: list[Backend],
+    sides: list[Backend],
     service: Service,
-    scratch: Path,
+    pipeline: Pipeline,
     *,
     runs: int,
-    rows: int,
     warmup_runs: int,
-    state_every: int = 1,
 ) -> None:
-    """Time ``runs`` runs per backend of the project's pipeline over ``rows`` rows, a bookmark
-    every ``state_every`` rows (and the last), after ``warmup_runs`` untimed ones per backend.
+    """Time ``runs`` runs per backend of the project's pipeline, after ``warmup_runs`` untimed
+    ones per backend.
 
     Raises:
         BenchmarkError: a run failed, or did not load every row or store the last bookmark.
     """
-    scratch.mkdir(parents=True, exist_ok=True)
-    ledger = scratch / "ledger.jsonl"
-    ledger.write_text(
-        "".join(json.dumps({"id": i, "value": f"row {i}"}) + "\n" for i in range(1, rows + 1)),
-        encoding="utf-8",
-    )
+    pipeline.prepare()
     batch = secrets.token_hex(3)
     for number in range(-warmup_runs, runs):
-        turn = number % len(pipelines)
-        order = pipelines[turn:] + pipelines[:turn]
+        turn = number % len(sides)
+        order = sides[turn:] + sides[:turn]
         for backend in order:
             suffix = f"bench-{batch}-{number + warmup_runs}-{backend.key}"
             pipeline_before = _children_cpu()
             service_before = service.cpu_seconds()
-            elapsed = _run(project, env, backend, scratch, ledger, suffix, rows, state_every)
+            elapsed = _run(project, env, backend, pipeline, suffix)
             service_after = service.cpu_seconds()
             if number >= 0:
                 backend.times.append(elapsed)
                 backend.pipeline_cpu.append(_children_cpu() - pipeline_before)
                 if service_before is not None and service_after is not None:
                     backend.service_cpu.append(service_after - service_before)
+                if backend.key.startswith("statehouse"):
+                    backend.bookmarks.append(len(service.versions(_state_id(pipeline, suffix))))
 
 
 def _children_cpu() -> float:
@@ -164,29 +249,19 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _state_id(pipeline: Pipeline, suffix: str) -> str:
+    extractor, loader = pipeline.plugins
+    return f"dev:{extractor}-to-{loader}:{suffix}"
+
+
 def _run(
-    project: Path,
-    env: Mapping[str, str],
-    backend: Backend,
-    scratch: Path,
-    ledger: Path,
-    suffix: str,
-    rows: int,
-    state_every: int,
+    project: Path, env: Mapping[str, str], backend: Backend, pipeline: Pipeline, suffix: str
 ) -> float:
-    loaded = scratch / "loaded" / suffix
     began = time.perf_counter()
     completed = subprocess.run(
-        [sys.executable, "-c", MELTANO, "run", f"--state-id-suffix={suffix}", *PIPELINE],
+        [sys.executable, "-c", MELTANO, "run", f"--state-id-suffix={suffix}", *pipeline.plugins],
         cwd=project,
-        env={
-            **env,
-            **QUIET_MELTANO,
-            **backend.env,
-            "TAP_LEDGER_PATH": str(ledger),
-            "TAP_LEDGER_STATE_EVERY": str(state_every),
-            "TARGET_LEDGER_PATH": str(loaded),
-        },
+        env={**env, **QUIET_MELTANO, **backend.env, **pipeline.env(suffix)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -199,14 +274,13 @@ def _run(
             f"meltano run ({backend.name}) exited {completed.returncode}:\n"
             f"{(completed.stdout + completed.stderr)[-4000:]}"
         )
-    out = loaded / "rows.jsonl"
-    count = len(out.read_text(encoding="utf-8").splitlines()) if out.exists() else 0
-    if count != rows:
-        raise BenchmarkError(f"meltano run ({backend.name}) loaded {count} rows of {rows}")
-    state = backend.store.get(f"dev:{PIPELINE[0]}-to-{PIPELINE[1]}:{suffix}")
+    count = pipeline.loaded(suffix)
+    if count != pipeline.rows:
+        raise BenchmarkError(f"meltano run ({backend.name}) loaded {count} rows of {pipeline.rows}")
+    state = backend.store.get(_state_id(pipeline, suffix))
     stored = state.completed_state if state else None
-    value = (stored or {}).get("singer_state", {}).get("bookmarks", {}).get("rows", {})
-    if value.get("replication_key_value") != rows:
+    bookmark = (stored or {}).get("singer_state", {}).get("bookmarks", {}).get(pipeline.stream, {})
+    if not pipeline.last_bookmark(bookmark.get("replication_key_value")):
         raise BenchmarkError(f"meltano run ({backend.name}) left the state {stored}")
     return elapsed
 

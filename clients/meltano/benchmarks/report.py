@@ -11,7 +11,7 @@ if t.TYPE_CHECKING:
     from collections.abc import Sequence
 
     from benchmarks.cycle import Side
-    from benchmarks.meltano_run import Backend
+    from benchmarks.meltano_run import Backend, Pipeline
 
 LOCK_GOAL = 50.0  # the settle lock's cost to a run over the plugin's: at least
 RUN_GOAL = 5.0  # Statehouse's `meltano run` wall time vs the filesystem's, in percent: at most
@@ -118,32 +118,34 @@ def cycles_table(sides: Sequence[Side], *, rounds: int, cycles: int) -> str:
     return "\n".join(lines)
 
 
-def runs_table(
-    pipelines: Sequence[Backend], *, rows: int, warmup_runs: int, state_every: int = 1
-) -> str:
+def runs_table(sides: Sequence[Backend], pipeline: Pipeline, *, warmup_runs: int) -> str:
     """Median wall time of `meltano run` per backend, and each one's difference to the last
     (the filesystem's)."""
-    filesystem = pipelines[-1]
-    bookmarks = -(-rows // state_every)  # the target's repeat of the last is not written again
+    filesystem = sides[-1]
+    extractor, loader = pipeline.plugins
     lines = [
-        f"`meltano run tap-ledger target-ledger` over {rows} rows (a bookmark every "
-        f"{state_every} row(s): {bookmarks} stored), each run from no state, runs taking turns, "
-        f"after {warmup_runs} untimed run(s) each:",
+        f"`meltano run {extractor} {loader}` over {pipeline.rows} rows ({pipeline.description}), "
+        f"each run from no state, runs taking turns, after {warmup_runs} untimed run(s) each:",
         "",
-        "| backend | runs | median | min | max | CPU of Meltano, tap, target | CPU of Statehouse |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| backend | runs | median | min | max | CPU of Meltano, tap, target | CPU of Statehouse "
+        "| bookmarks stored a run |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for backend in pipelines:
+    for backend in sides:
         service_cpu = (
             f"{statistics.median(backend.service_cpu):.2f} s" if backend.service_cpu else "-"
+        )
+        fewest, most = min(backend.bookmarks, default=0), max(backend.bookmarks, default=0)
+        bookmarks = (
+            "-" if not backend.bookmarks else f"{fewest}" if fewest == most else f"{fewest}-{most}"
         )
         lines.append(
             f"| {backend.name} | {len(backend.times)} | {statistics.median(backend.times):.2f} s "
             f"| {min(backend.times):.2f} s | {max(backend.times):.2f} s "
-            f"| {statistics.median(backend.pipeline_cpu):.2f} s | {service_cpu} |"
+            f"| {statistics.median(backend.pipeline_cpu):.2f} s | {service_cpu} | {bookmarks} |"
         )
     lines.append("")
-    for statehouse in pipelines[:-1]:
+    for statehouse in sides[:-1]:
         verdict = run_verdict(statehouse.times, filesystem.times)
         paired = paired_differences(statehouse.times, filesystem.times)
         lines.append(

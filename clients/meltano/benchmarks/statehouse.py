@@ -59,15 +59,22 @@ class Service:
 
     def document(self, state_id: str) -> t.Any:  # noqa: ANN401 - a JSON document
         """The state document at ``/states/{state_id}``."""
+        return self._get(f"/states/{quote(state_id, safe='')}")
+
+    def versions(self, state_id: str) -> list[t.Any]:
+        """The versions of the state that Statehouse retains, oldest first."""
+        return list(self._get(f"/states/{quote(state_id, safe='')}/versions"))
+
+    def _get(self, path: str) -> t.Any:  # noqa: ANN401 - a JSON document
         answer = urllib3.request(
             "GET",
-            f"{self.base_url}/states/{quote(state_id, safe='')}",
+            self.base_url + path,
             headers={"Authorization": f"Bearer {self.token}"},
             retries=False,
             timeout=60,
         )
         if answer.status != 200:
-            raise BenchmarkError(f"GET state {state_id!r} answered {answer.status}")
+            raise BenchmarkError(f"GET {path} answered {answer.status}")
         return json.loads(answer.data)
 
     def engine_url(self) -> str:

@@ -3,15 +3,16 @@ project, so that it keeps working; and its arithmetic."""
 
 from __future__ import annotations
 
+import os
 import typing as t
 from urllib.parse import quote
 
 import pytest
 
-from benchmarks import cycle, meltano_run, report
+from benchmarks import cycle, meltano_run, postgres, report
 from benchmarks.__main__ import parse_args
 from benchmarks.clickhouse_backend import SETTLE_SECONDS
-from benchmarks.statehouse import Service
+from benchmarks.statehouse import BenchmarkError, Service
 
 if t.TYPE_CHECKING:
     from pathlib import Path
@@ -58,39 +59,40 @@ def test_command_line_defaults_are_a_smoke_run(tmp_path: Path) -> None:
     assert parse_args(["--jar", "x", "--warmup-runs", "0"]).warmup_runs == 0
 
 
-def test_benchmark_measures_every_backend_and_reports_both_goals(
-    meltano_project: MeltanoProject,
-    statehouse: Statehouse,
-    statehouse_launch: Launch,
-    tmp_path: Path,
-) -> None:
-    service = Service(
+@pytest.fixture
+def service(statehouse: Statehouse, statehouse_launch: Launch) -> Service:
+    """The session's Statehouse as the benchmark sees it (its CPU time read from its process)."""
+    return Service(
         statehouse.port,
         statehouse.admin_token,
         statehouse.engine_password,
         statehouse_launch.process.pid,
     )
 
+
+def test_benchmark_measures_every_backend_and_reports_both_goals(
+    meltano_project: MeltanoProject, statehouse: Statehouse, service: Service, tmp_path: Path
+) -> None:
+
     sides = cycle.backends(service, tmp_path / "cycle-state")
     try:
         cycle.measure(sides, rounds=1, cycles=2)
     finally:
         cycle.close(sides)
-    pipelines = meltano_run.backends(service, tmp_path / "run-state")
+    run_sides = meltano_run.backends(service, tmp_path / "run-state")
+    ledger = meltano_run.LedgerPipeline(tmp_path / "runs", rows=3, state_every=2)
     try:
         meltano_run.measure(
             meltano_project.root,
             meltano_project.env,
-            pipelines,
+            run_sides,
             service,
-            tmp_path / "runs",
+            ledger,
             runs=1,
-            rows=3,
             warmup_runs=0,
-            state_every=2,
         )
     finally:
-        meltano_run.close(pipelines)
+        meltano_run.close(run_sides)
 
     plugin, in_run, filesystem, settle = sides
     for side in sides:
@@ -106,10 +108,10 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert in_run.run_locks[0] > in_run.locks[0]
     assert min(plugin.locks) > 0.001
     assert plugin.run_locks == []
-    assert [len(backend.times) for backend in pipelines] == [1, 1, 1]
+    assert [len(backend.times) for backend in run_sides] == [1, 1, 1]
     # CPU: the run's own processes', and Statehouse's, which answered the plugin's run.
-    assert all(backend.pipeline_cpu[0] > 0 for backend in pipelines)
-    assert pipelines[0].service_cpu[0] > 0
+    assert all(backend.pipeline_cpu[0] > 0 for backend in run_sides)
+    assert run_sides[0].service_cpu[0] > 0
 
     cycles = report.cycles_table(sides, rounds=1, cycles=2)
     # Per run, a bookmark after row 2 and the last: two versions (the target's repeat of the last
@@ -123,7 +125,8 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     for state_id in stored:
         versions = statehouse.call("GET", "/states/" + quote(state_id, safe="") + "/versions")
         assert [v["version"] for v in versions.body] == [1, 2]
-    runs = report.runs_table(pipelines, rows=3, state_every=2, warmup_runs=0)
+    assert [backend.bookmarks for backend in run_sides] == [[2], [2], []]
+    runs = report.runs_table(run_sides, ledger, warmup_runs=0)
     assert "| Statehouse plugin | 2 |" in cycles
     assert "| Statehouse plugin, in a run | 2 |" in cycles
     assert "The lock's cost to a run of 2 cycle(s)" in cycles
@@ -132,4 +135,48 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
     assert "| Meltano local filesystem | 1 |" in runs
     assert "- Statehouse plugin, each bookmark waited for over the local filesystem" in runs
     assert "goal within ±5 %" in runs
-    assert "a bookmark every 2 row(s): 2 stored" in runs
+    assert "`meltano run tap-ledger target-ledger` over 3 rows (a bookmark every 2 row(s))" in runs
+    assert "| 2 |\n| Meltano local filesystem | 1 |" in runs
+
+
+def test_benchmark_runs_the_postgres_pipeline_from_a_cluster_of_its_own(
+    service: Service, tmp_path: Path
+) -> None:
+    try:
+        postgres.bin_dir()
+    except BenchmarkError:
+        pytest.skip("no PostgreSQL server here (Debian: postgresql; CI installs it)")
+    with postgres.start() as cluster:
+        pipeline = postgres.PostgresPipeline(cluster, rows=25)
+        log = tmp_path / "install.log"
+        meltano_run.finish_install(
+            meltano_run.start_install(pipeline.project, tmp_path / "project", log), log
+        )
+        run_sides = meltano_run.backends(service, tmp_path / "run-state")
+        try:
+            # Each run is checked: every row in the run's own schema, the last row's bookmark.
+            meltano_run.measure(
+                tmp_path / "project",
+                os.environ,
+                run_sides,
+                service,
+                pipeline,
+                runs=1,
+                warmup_runs=0,
+            )
+        finally:
+            meltano_run.close(run_sides)
+        # Each run's schema was dropped once counted.
+        assert (
+            cluster.sql(
+                "warehouse", "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'run_%';"
+            )
+            == "0"
+        )
+    assert [len(backend.times) for backend in run_sides] == [1, 1, 1]
+    # The target passed its bookmark on at the end of its one batch.
+    assert [backend.bookmarks for backend in run_sides] == [[1], [1], []]
+    runs = report.runs_table(run_sides, pipeline, warmup_runs=0)
+    assert (
+        "`meltano run tap-postgres target-postgres` over 25 rows (PostgreSQL to PostgreSQL" in runs
+    )
