@@ -285,7 +285,7 @@ def _run(
     return elapsed
 
 
-def close(pipelines: list[Backend]) -> None:
+def close(sides: list[Backend]) -> None:
     """Close the backends made to check the runs."""
-    for backend in pipelines:
+    for backend in sides:
         backend.store.close()

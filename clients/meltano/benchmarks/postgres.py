@@ -109,25 +109,28 @@ def start() -> Iterator[Cluster]:
         shutil.chown(home, user=USER)
     data = home / "data"
     port = _free_port()
+
+    def server(program: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*as_user, str(binaries / program), "-D", str(data), *args],
+            capture_output=True,
+            check=False,
+            timeout=300,
+        )
+
     try:
-        subprocess.run(
-            [*as_user, str(binaries / "initdb"), "-D", str(data), "-U", USER, "--auth=trust"],
-            capture_output=True, check=True, timeout=300,
-        )  # fmt: skip
-        subprocess.run(
-            [*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-l", str(home / "log"), "-w",
-             "-o", f"-p {port} -k {home} -c listen_addresses=127.0.0.1", "start"],
-            capture_output=True, check=True, timeout=300,
-        )  # fmt: skip
+        for step in (
+            ("initdb", "-U", USER, "--auth=trust"),
+            ("pg_ctl", "-l", str(home / "log"), "-w", "-o",
+             f"-p {port} -k {home} -c listen_addresses=127.0.0.1", "start"),
+        ):  # fmt: skip
+            done = server(*step)
+            if done.returncode != 0:
+                raise BenchmarkError(f"PostgreSQL did not start ({step[0]}): {done.stderr!r}")
         try:
             yield Cluster(binaries, port)
         finally:
-            subprocess.run(
-                [*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-                capture_output=True, check=False, timeout=300,
-            )  # fmt: skip
-    except subprocess.CalledProcessError as e:
-        raise BenchmarkError(f"PostgreSQL did not start: {e.stderr!r}") from e
+            server("pg_ctl", "-m", "fast", "-w", "stop")
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

@@ -62,6 +62,14 @@ def _times(value: float) -> str:
     return f"{value:,.1f}x" if value >= 0.1 else f"{value:.4f}x"
 
 
+def _span(counts: Sequence[int]) -> str:
+    """The fewest and the most, or the one count, or "-" when none was counted."""
+    if not counts:
+        return "-"
+    fewest, most = min(counts), max(counts)
+    return f"{fewest}" if fewest == most else f"{fewest}-{most}"
+
+
 def _met(verdict: Verdict) -> str:
     return "met" if verdict.met else "**not met**"
 
@@ -135,14 +143,11 @@ def runs_table(sides: Sequence[Backend], pipeline: Pipeline, *, warmup_runs: int
         service_cpu = (
             f"{statistics.median(backend.service_cpu):.2f} s" if backend.service_cpu else "-"
         )
-        fewest, most = min(backend.bookmarks, default=0), max(backend.bookmarks, default=0)
-        bookmarks = (
-            "-" if not backend.bookmarks else f"{fewest}" if fewest == most else f"{fewest}-{most}"
-        )
         lines.append(
             f"| {backend.name} | {len(backend.times)} | {statistics.median(backend.times):.2f} s "
             f"| {min(backend.times):.2f} s | {max(backend.times):.2f} s "
-            f"| {statistics.median(backend.pipeline_cpu):.2f} s | {service_cpu} | {bookmarks} |"
+            f"| {statistics.median(backend.pipeline_cpu):.2f} s | {service_cpu} "
+            f"| {_span(backend.bookmarks)} |"
         )
     lines.append("")
     for statehouse in sides[:-1]:

@@ -73,7 +73,6 @@ def service(statehouse: Statehouse, statehouse_launch: Launch) -> Service:
 def test_benchmark_measures_every_backend_and_reports_both_goals(
     meltano_project: MeltanoProject, statehouse: Statehouse, service: Service, tmp_path: Path
 ) -> None:
-
     sides = cycle.backends(service, tmp_path / "cycle-state")
     try:
         cycle.measure(sides, rounds=1, cycles=2)
