@@ -175,15 +175,20 @@ class TruncationTests {
 		});
 		assertThat(this.materializer.consecutiveFailures()).isEqualTo(1);
 		newest.forEach((id, document) -> assertThat(this.client.get("/states/" + id).body()).isEqualTo(document));
+		// The part holding the highest block is never dropped: writes elsewhere go on putting this
+		// test's last part below it (in a later segment than it, so no merge joins them), whatever
+		// the engine happened to merge.
 		double droppedBefore = dropped();
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+			this.client.put("/states/sentinel:" + prefix, "{}");
 			this.materializer.run();
 			assertThat(this.materializer.consecutiveFailures()).isZero();
 			for (String id : newest.keySet()) {
 				assertThat(this.client.versions(id)).as("the history of %s is eventually truncated", id).containsExactly(3L);
 			}
-			assertThat(dropped()).as("parts are dropped").isGreaterThan(droppedBefore);
+			assertThat(changelogRows(prefix)).as("the changelog rows are truncated").isZero();
 		});
+		assertThat(dropped()).as("parts are dropped").isGreaterThan(droppedBefore);
 		newest.forEach((id, document) -> {
 			Response read = this.client.get("/states/" + id);
 			assertThat(read.body()).isEqualTo(document);
