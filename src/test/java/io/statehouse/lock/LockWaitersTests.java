@@ -92,24 +92,27 @@ class LockWaitersTests {
 
 	@Test
 	void aReleaseHasTheNextTryRunAtOnce() throws Exception {
-		AtomicBoolean free = new AtomicBoolean();
-		AtomicInteger tries = new AtomicInteger();
-		CompletableFuture<Lease> result = this.waiters.park("wake", "caller", HELD, later(Duration.ofSeconds(30)),
-				(place) -> {
-					tries.incrementAndGet();
-					return free.get() ? new Try(lease("wake", "waiter"), null, List.of(), 2) : HELD;
-				}, (lease) -> {
-				});
-		// Past the first tries: the backoff is at its longest now.
-		while (tries.get() < 6) {
-			sleep(Duration.ofMillis(5));
+		// A held line looks on its own only 30 s apart here: an answer within 5 s is the wake's.
+		LockWaiters waiters = new LockWaiters(new Lines(), (slots) -> Set.of(), Duration.ofSeconds(30),
+				Duration.ofSeconds(30), 2, 3, new SimpleMeterRegistry());
+		try {
+			AtomicBoolean free = new AtomicBoolean();
+			CountDownLatch tried = new CountDownLatch(1);
+			CompletableFuture<Lease> result = waiters.park("wake", "caller", HELD, later(Duration.ofSeconds(30)),
+					(place) -> {
+						boolean released = free.get();
+						tried.countDown();
+						return released ? new Try(lease("wake", "waiter"), null, List.of(), 2) : HELD;
+					}, (lease) -> {
+					});
+			assertThat(tried.await(10, TimeUnit.SECONDS)).isTrue();
+			free.set(true);
+			waiters.wake("wake");
+			assertThat(result.get(5, TimeUnit.SECONDS).owner()).isEqualTo("waiter");
 		}
-		free.set(true);
-		long woken = System.nanoTime();
-		this.waiters.wake("wake");
-		result.get(10, TimeUnit.SECONDS);
-		assertThat(Duration.ofNanos(System.nanoTime() - woken))
-			.isLessThan(POLL_INTERVAL);
+		finally {
+			waiters.destroy();
+		}
 	}
 
 	/**
@@ -263,7 +266,8 @@ class LockWaitersTests {
 		assertThat(this.queue.places("kept")).as("given up before it was answered").isEmpty();
 		int keptThen = this.queue.kept(places.get(0));
 		sleep(PLACE_LIFETIME);
-		assertThat(this.queue.kept(places.get(0))).as("given up, never kept again").isEqualTo(keptThen);
+		// A keep already on its way when the place was given up may still land: one, no more.
+		assertThat(this.queue.kept(places.get(0))).as("given up, never kept again").isLessThanOrEqualTo(keptThen + 1);
 	}
 
 	@Test

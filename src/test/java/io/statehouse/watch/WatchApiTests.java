@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.support.EventStream;
 import io.statehouse.support.EventStream.Event;
 import io.statehouse.support.StatehouseClient;
@@ -20,6 +22,7 @@ import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Watching over real HTTP on one instance: streams of committed changes that resume from their
@@ -35,6 +38,24 @@ class WatchApiTests {
 
 	@Autowired
 	ChangeTail tail;
+
+	@Autowired
+	MeterRegistry meters;
+
+	/**
+	 * Sends a waiting read and returns once its wait is open: its read of the state is done then,
+	 * so a change made next is one it must be woken by.
+	 */
+	private CompletableFuture<Response> waitFor(Supplier<Response> read) {
+		double open = waits();
+		CompletableFuture<Response> response = CompletableFuture.supplyAsync(read);
+		await().atMost(patience()).until(() -> waits() > open || response.isDone());
+		return response;
+	}
+
+	private double waits() {
+		return this.meters.get("statehouse.watch.waits").gauge().value();
+	}
 
 	/** How long a change may take to reach a watcher (by Keeper, a claim window after it was written). */
 	Duration patience() {
@@ -188,9 +209,8 @@ class WatchApiTests {
 	void aWaitingReadIsAnsweredByTheCommit() throws Exception {
 		String id = unique("wait") + "state";
 		this.client.put("/states/" + id, "{\"n\":1}");
-		CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(
+		CompletableFuture<Response> waiting = waitFor(
 				() -> this.client.get("/states/" + id, "If-None-Match", "\"1\"", "Prefer", "wait=30"));
-		Thread.sleep(500);
 		assertThat(waiting).as("still waiting").isNotDone();
 		this.client.put("/states/" + id, "{\"n\":2}");
 		Response changed = waiting.get(patience().toSeconds(), TimeUnit.SECONDS);
@@ -210,9 +230,8 @@ class WatchApiTests {
 		this.client.put("/states/" + id, "{\"n\":1}");
 		this.tail.stop();
 		try {
-			CompletableFuture<Response> waiting = CompletableFuture.supplyAsync(
+			CompletableFuture<Response> waiting = waitFor(
 					() -> this.client.get("/states/" + id, "If-None-Match", "\"1\"", "Prefer", "wait=10"));
-			Thread.sleep(500);
 			assertThat(waiting).as("still waiting").isNotDone();
 			this.client.put("/states/" + id, "{\"n\":2}");
 			Response changed = waiting.get(20, TimeUnit.SECONDS);
@@ -239,16 +258,14 @@ class WatchApiTests {
 	@Test
 	void creationAndDeletionWakeWaiters() throws Exception {
 		String id = unique("lifecycle") + "state";
-		CompletableFuture<Response> created = CompletableFuture
-			.supplyAsync(() -> this.client.get("/states/" + id, "If-None-Match", "*", "Prefer", "wait=30"));
-		Thread.sleep(500);
+		CompletableFuture<Response> created = waitFor(() -> this.client.get("/states/" + id, "If-None-Match", "*",
+				"Prefer", "wait=30"));
 		assertThat(created).isNotDone();
 		this.client.put("/states/" + id, "{\"n\":1}");
 		assertThat(created.get(patience().toSeconds(), TimeUnit.SECONDS).status()).isEqualTo(200);
 
-		CompletableFuture<Response> deleted = CompletableFuture
-			.supplyAsync(() -> this.client.get("/states/" + id, "If-None-Match", "\"1\"", "Prefer", "wait=30"));
-		Thread.sleep(500);
+		CompletableFuture<Response> deleted = waitFor(() -> this.client.get("/states/" + id, "If-None-Match", "\"1\"",
+				"Prefer", "wait=30"));
 		assertThat(deleted).isNotDone();
 		this.client.delete("/states/" + id);
 		Response gone = deleted.get(patience().toSeconds(), TimeUnit.SECONDS);
