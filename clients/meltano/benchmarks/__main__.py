@@ -133,19 +133,15 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             cycle.close(sides)
         meltano_run.finish_install(install, install_log)
-        run_sides = meltano_run.backends(service, scratch / "run-state")
-        try:
-            meltano_run.measure(
-                scratch / "project",
-                os.environ,
-                run_sides,
-                service,
-                pipeline,
-                runs=args.runs,
-                warmup_runs=args.warmup_runs,
-            )
-        finally:
-            meltano_run.close(run_sides)
+        run_sides = meltano_run.measure(
+            scratch / "project",
+            os.environ,
+            service,
+            pipeline,
+            scratch / "run-state",
+            runs=args.runs,
+            warmup_runs=args.warmup_runs,
+        )
         after = load_average()
     print(
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; Meltano {version('meltano')}, "

@@ -88,7 +88,7 @@ class Backend:
     bookmarks: list[int] = field(default_factory=list)  # versions a run stored, in Statehouse
 
 
-def backends(service: Service, state_dir: Path) -> list[Backend]:
+def _backends(service: Service, state_dir: Path) -> list[Backend]:
     """Statehouse (the plugin, as it is and with each bookmark waited for) and Meltano's local
     filesystem backend, last, as ``meltano`` is told about them (``state_backend.uri``), with the
     same backends made here to check the runs."""
@@ -210,6 +210,31 @@ class LedgerPipeline:
 def measure(
     project: Path,
     env: Mapping[str, str],
+    service: Service,
+    pipeline: Pipeline,
+    state_dir: Path,
+    *,
+    runs: int,
+    warmup_runs: int,
+) -> list[Backend]:
+    """Time ``runs`` runs per backend of the project's pipeline, after ``warmup_runs`` untimed
+    ones per backend; the backends with their figures (the filesystem's, in ``state_dir``, last).
+
+    Raises:
+        BenchmarkError: a run failed, or did not load every row or store the last bookmark.
+    """
+    sides = _backends(service, state_dir)
+    try:
+        _measure(project, env, sides, service, pipeline, runs=runs, warmup_runs=warmup_runs)
+    finally:
+        for backend in sides:
+            backend.store.close()
+    return sides
+
+
+def _measure(
+    project: Path,
+    env: Mapping[str, str],
     sides: list[Backend],
     service: Service,
     pipeline: Pipeline,
@@ -217,12 +242,6 @@ def measure(
     runs: int,
     warmup_runs: int,
 ) -> None:
-    """Time ``runs`` runs per backend of the project's pipeline, after ``warmup_runs`` untimed
-    ones per backend.
-
-    Raises:
-        BenchmarkError: a run failed, or did not load every row or store the last bookmark.
-    """
     pipeline.prepare()
     batch = secrets.token_hex(3)
     for number in range(-warmup_runs, runs):
@@ -283,9 +302,3 @@ def _run(
     if not pipeline.last_bookmark(bookmark.get("replication_key_value")):
         raise BenchmarkError(f"meltano run ({backend.name}) left the state {stored}")
     return elapsed
-
-
-def close(sides: list[Backend]) -> None:
-    """Close the backends made to check the runs."""
-    for backend in sides:
-        backend.store.close()

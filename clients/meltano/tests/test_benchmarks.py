@@ -78,20 +78,16 @@ def test_benchmark_measures_every_backend_and_reports_both_goals(
         cycle.measure(sides, rounds=1, cycles=2)
     finally:
         cycle.close(sides)
-    run_sides = meltano_run.backends(service, tmp_path / "run-state")
     ledger = meltano_run.LedgerPipeline(tmp_path / "runs", rows=3, state_every=2)
-    try:
-        meltano_run.measure(
-            meltano_project.root,
-            meltano_project.env,
-            run_sides,
-            service,
-            ledger,
-            runs=1,
-            warmup_runs=0,
-        )
-    finally:
-        meltano_run.close(run_sides)
+    run_sides = meltano_run.measure(
+        meltano_project.root,
+        meltano_project.env,
+        service,
+        ledger,
+        tmp_path / "run-state",
+        runs=1,
+        warmup_runs=0,
+    )
 
     plugin, in_run, filesystem, settle = sides
     for side in sides:
@@ -151,20 +147,16 @@ def test_benchmark_runs_the_postgres_pipeline_from_a_cluster_of_its_own(
         meltano_run.finish_install(
             meltano_run.start_install(pipeline.project, tmp_path / "project", log), log
         )
-        run_sides = meltano_run.backends(service, tmp_path / "run-state")
-        try:
-            # Each run is checked: every row in the run's own schema, the last row's bookmark.
-            meltano_run.measure(
-                tmp_path / "project",
-                os.environ,
-                run_sides,
-                service,
-                pipeline,
-                runs=1,
-                warmup_runs=0,
-            )
-        finally:
-            meltano_run.close(run_sides)
+        # Each run is checked: every row in the run's own schema, the last row's bookmark.
+        run_sides = meltano_run.measure(
+            tmp_path / "project",
+            os.environ,
+            service,
+            pipeline,
+            tmp_path / "run-state",
+            runs=1,
+            warmup_runs=0,
+        )
         # Each run's schema was dropped once counted.
         assert (
             cluster.sql(
