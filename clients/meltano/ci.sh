@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Meltano plugin's checks, as the build runs them (MeltanoPluginTests): lint, format, types,
-# and the tests with real Meltano against a real Statehouse started from the jar.
+# The Meltano plugin's checks, as the build runs them after the jar is packaged: lint, format,
+# types, and the tests with real Meltano against a real Statehouse started from the jar.
 #
 #   bash clients/meltano/ci.sh <statehouse jar> <scratch dir> [pytest arguments]
 #
