@@ -20,7 +20,7 @@ cd "$here"
 "$py" -m ruff check .
 "$py" -m ruff format --check .
 "$py" -m mypy
-# Two workers (pytest-xdist), each with a Statehouse of its own: one alone keeps about one core
-# busy (Meltano's and the tests' Python; 178 s against 113 s on 2 cores), and the build runs this
-# after the JVM tests, on cores they no longer use. `-n 0` runs in one process.
+# Two workers (pytest-xdist), each with a Statehouse of its own: in one process the tests keep
+# about one core busy (Meltano's Python and theirs), and the build runs them after the JVM tests,
+# when both cores are free (113 s against 178 s on 2 cores). `-n 0` runs them in one process.
 "$py" -m pytest --statehouse-jar="$jar" --basetemp="$scratch/pytest" -p no:cacheprovider -n 2 "${@:3}"
