@@ -1,6 +1,5 @@
 package io.statehouse.changelog;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -221,16 +220,9 @@ class MultiInstanceMaterializerTests {
 				.body());
 	}
 
-	/** A value from {@code /actuator/prometheus}: the line starting with {@code name}. */
-	private static double metric(ServiceProcess service, String name) throws Exception {
-		String scrape = HttpClient.newHttpClient()
-			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/actuator/prometheus"))
-				.build(), HttpResponse.BodyHandlers.ofString())
-			.body();
-		return scrape.lines()
-			.filter((line) -> line.startsWith(name))
-			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-			.sum();
+	/** A value from the instance's {@code /actuator/prometheus} ({@link StatehouseClient#metric}). */
+	private static double metric(ServiceProcess service, String sample) {
+		return StatehouseClient.forPort(service.port()).metric(sample);
 	}
 
 	/** The version and key count of a read. */

@@ -69,6 +69,18 @@ public final class StatehouseClient {
 		return get("/states/" + id + "/versions").json().valueStream().map((v) -> v.get("version").asLong()).toList();
 	}
 
+	/**
+	 * The sum of the samples in {@code /actuator/prometheus} whose line starts with
+	 * {@code sample} (a metric's name, and labels as far as given).
+	 */
+	public double metric(String sample) {
+		return get("/actuator/prometheus").body()
+			.lines()
+			.filter((line) -> line.startsWith(sample))
+			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+			.sum();
+	}
+
 	/** {@code POST /locks/{id}}: acquires a lease. */
 	public Response acquire(String id, String owner, int ttlSeconds, int waitSeconds) {
 		return send("POST", "/locks/" + id, "application/json", ("{\"owner\":\"" + owner + "\",\"ttlSeconds\":"
