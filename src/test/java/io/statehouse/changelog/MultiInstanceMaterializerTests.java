@@ -77,8 +77,8 @@ class MultiInstanceMaterializerTests {
 			try {
 				Thread.sleep(8000);
 				await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(
-						() -> assertThat(metric(first, "statehouse_changelog_parts_dropped_total")
-								+ metric(second, "statehouse_changelog_parts_dropped_total"))
+						() -> assertThat(clients.get(0).metric("statehouse_changelog_parts_dropped_total")
+								+ clients.get(1).metric("statehouse_changelog_parts_dropped_total"))
 							.as("parts dropped while both wrote and read")
 							.isPositive());
 			}
@@ -178,12 +178,12 @@ class MultiInstanceMaterializerTests {
 			deployment.killEngine();
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
 				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("DOWN");
-				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isGreaterThanOrEqualTo(3);
-				assertThat(metric(service, "statehouse_changelog_materializer_runs_total{outcome=\"failed\"")).isPositive();
+				assertThat(client.metric("statehouse_changelog_materializer_consecutive_failures")).isGreaterThanOrEqualTo(3);
+				assertThat(client.metric("statehouse_changelog_materializer_runs_total{outcome=\"failed\"")).isPositive();
 			});
 			deployment.restartEngine();
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-				assertThat(metric(service, "statehouse_changelog_materializer_consecutive_failures")).isZero();
+				assertThat(client.metric("statehouse_changelog_materializer_consecutive_failures")).isZero();
 				assertThat(health(service).at("/components/materializer/status").asString()).isEqualTo("UP");
 				assertThat(health(service).at("/status").asString()).isEqualTo("UP");
 			});
@@ -218,11 +218,6 @@ class MultiInstanceMaterializerTests {
 				.send(HttpRequest.newBuilder(service.uri("/actuator/health")).build(),
 						HttpResponse.BodyHandlers.ofString())
 				.body());
-	}
-
-	/** A value from the instance's {@code /actuator/prometheus} ({@link StatehouseClient#metric}). */
-	private static double metric(ServiceProcess service, String sample) {
-		return StatehouseClient.forPort(service.port()).metric(sample);
 	}
 
 	/** The version and key count of a read. */
