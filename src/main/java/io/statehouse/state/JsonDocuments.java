@@ -171,6 +171,11 @@ class JsonDocuments {
 		catch (JacksonException ex) {
 			throw new InvalidDocumentException(what + " is not valid JSON: " + ex.getOriginalMessage());
 		}
+		catch (NumberFormatException ex) {
+			// A number whose exponent no BigDecimal holds (1e2147483648): Jackson's decimal parser
+			// throws this, not one of its own exceptions.
+			throw new InvalidDocumentException(what + " holds a number whose exponent is beyond the limits of a decimal.");
+		}
 	}
 
 	private static boolean hasLoneSurrogate(String text) {

@@ -1,9 +1,13 @@
 package io.statehouse.state;
 
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.util.unit.DataSize;
 
@@ -42,6 +46,17 @@ class JsonDocumentsTests {
 	void numbersAreKeptExactly() {
 		assertThat(this.documents.mergePatch("{\"n\":0.10}", "{\"m\":123456789012345678901234567890}"))
 			.isEqualTo("{\"n\":0.10,\"m\":123456789012345678901234567890}");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "1e2147483648", "1e-2147483649", "0e2147483648", "1.0e-2147483647", "1e99999999999" })
+	void numbersWhoseExponentNoDecimalHoldsAreInvalidDocuments(String number) {
+		byte[] body = ("{\"n\":" + number + "}").getBytes(StandardCharsets.UTF_8);
+		assertThatExceptionOfType(InvalidDocumentException.class)
+			.isThrownBy(() -> this.documents.readObject(new ByteArrayInputStream(body)))
+			.withMessageContaining("The body holds a number whose exponent is beyond the limits of a decimal");
+		assertThatExceptionOfType(InvalidDocumentException.class).isThrownBy(() -> this.documents.readLine(body))
+			.withMessageContaining("The line holds a number whose exponent is beyond the limits of a decimal");
 	}
 
 	@Test

@@ -184,6 +184,9 @@ class StateTransferTests {
 				"line 3: unknown field 'doc'");
 		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("{}}", "{\"a\":1,\"a\":2}}") + end,
 				"line 3: The line is not valid JSON");
+		assertRefused(
+				header + good + good.replace("xfer-bad:first", "xfer-bad:z").replace("{}}", "{\"n\":1e2147483648}}") + end,
+				"line 3: The line holds a number whose exponent is beyond the limits of a decimal");
 		assertRefused(header + good + good.replace("xfer-bad:first", "bad\\u0000z") + end, "line 3: id:");
 		assertRefused(header + good + good.replace("xfer-bad:first", "xfer-bad:z") + "{\"end\":true,\"lines\":3}\n",
 				"the end line counts 3 lines of states, the file has 2");

@@ -107,6 +107,10 @@ class StateValidationTests {
 		Response huge = this.client.put("/states/" + ID, "{\"n\":" + "9".repeat(1200) + "}");
 		assertProblem(huge, 400, "invalid-document");
 		assertThat(huge.json().get("detail").asString()).doesNotContain("nests").contains("limit");
+		for (String exponent : new String[] { "1e2147483648", "1e-2147483649", "0e2147483648" }) {
+			assertProblem(this.client.put("/states/" + ID, "{\"n\":" + exponent + "}"), 400, "invalid-document");
+			assertProblem(this.client.patch("/states/" + ID, "{\"n\":" + exponent + "}"), 400, "invalid-document");
+		}
 		assertNothingWritten();
 	}
 

@@ -37,9 +37,9 @@ import static org.assertj.core.api.Assertions.fail;
  * {@code -Dstatehouse.hostile.requests=<n>}): requests drawn from the contract's operations with odd
  * ids (valid ones — Unicode, {@code /}, {@code %}, SQL text — and ids that are not: too long,
  * control characters, invalid UTF-8 in the percent-encoding, dot segments, malformed escapes),
- * bodies (not JSON, arrays, scalars, deep nesting, huge numbers, duplicate keys, 2 MB), headers
- * (malformed conditions, lock tokens, idempotency keys, content types) and query parameters
- * (invalid UTF-8, negative or huge limits, forged cursors), sent as raw bytes.
+ * bodies (not JSON, arrays, scalars, deep nesting, huge numbers and exponents, duplicate keys,
+ * 2 MB), headers (malformed conditions, lock tokens, idempotency keys, content types) and query
+ * parameters (invalid UTF-8, negative or huge limits, forged cursors), sent as raw bytes.
  *
  * <p>For every request: no 5xx; every 4xx is problem+json of a type the contract documents; a
  * request on text that is not an id is refused; a write that is refused leaves its id exactly as
@@ -74,7 +74,8 @@ class HostileTrafficTests {
 	private static final List<String> BODIES = List.of("{\"a\":1}", "{\"nested\":{\"x\":[1,2,3]},\"s\":\"é😀\"}",
 			"{\"q\":\"'); DROP TABLE state; -- {x:String} ?\"}", "", "not json", "[1,2]", "1", "\"text\"", "null",
 			"true", "{\"a\":1", "{\"a\":1}garbage", "{\"a\":1}{\"b\":2}", "{'a':1}", "/* c */{}", "{\"n\":NaN}",
-			"{\"n\":1e400}", "{\"n\":123456789012345678901234567890.5}", "{\"a\":1,\"a\":2}", "{\"s\":\"\\ud800\"}",
+			"{\"n\":1e400}", "{\"n\":1e2147483648}", "{\"n\":1e-2147483649}",
+			"{\"n\":123456789012345678901234567890.5}", "{\"a\":1,\"a\":2}", "{\"s\":\"\\ud800\"}",
 			"\uFEFF{}", "{\"a\":\"\\u0000\"}", "{" + "\"a\":{".repeat(3000) + "}".repeat(3001),
 			"[".repeat(5000) + "]".repeat(5000), "{\"big\":\"" + "x".repeat(2_000_000) + "\"}");
 
