@@ -24,7 +24,7 @@ class AlertRulesTests {
 
 	@Test
 	void theRulesLoadAndEachAlertFiresOnlyOnWhatItIsMeantFor() throws Exception {
-		assumeTrue(PrometheusConventionsTests.onPath("promtool"),
+		assumeTrue(PrometheusConventionsTests.onPath("promtool").isPresent(),
 				"promtool is not installed (Debian: apt-get install prometheus)");
 		assertThat(promtool(List.of("check", "rules", "alerts.yml"))).contains("SUCCESS: 9 rules found");
 		assertThat(promtool(List.of("test", "rules", "alerts-test.yml"))).contains("SUCCESS");

@@ -54,7 +54,7 @@ class DashboardQueriesTests {
 
 	@Test
 	void everyPanelsQueryRunsAndShowsDataAfterTraffic() throws Exception {
-		assumeTrue(PrometheusConventionsTests.onPath("prometheus"),
+		assumeTrue(PrometheusConventionsTests.onPath("prometheus").isPresent(),
 				"prometheus is not installed (Debian: apt-get install prometheus)");
 		Map<String, List<String>> queries = panelQueries(json.readTree(DASHBOARD.toFile()));
 		try (ServiceProcess service = ServiceProcess.start(Files.createDirectories(this.directory.resolve("service")))) {

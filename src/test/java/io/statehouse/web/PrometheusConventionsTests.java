@@ -1,8 +1,12 @@
 package io.statehouse.web;
 
+import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
@@ -24,7 +28,7 @@ class PrometheusConventionsTests {
 
 	@Test
 	void promtoolFindsNothingInAScrape() throws Exception {
-		assumeTrue(onPath("promtool"), "promtool is not installed (Debian: apt-get install prometheus)");
+		assumeTrue(onPath("promtool").isPresent(), "promtool is not installed (Debian: apt-get install prometheus)");
 		try (ServiceProcess service = ServiceProcess.start(this.directory)) {
 			StatehouseClient client = StatehouseClient.forPort(service.port());
 			client.put("/states/metrics:a", "{\"v\":1}");
@@ -52,13 +56,12 @@ class PrometheusConventionsTests {
 		}
 	}
 
-	static boolean onPath(String command) {
-		for (String directory : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-			if (java.nio.file.Files.isExecutable(Path.of(directory, command))) {
-				return true;
-			}
-		}
-		return false;
+	/** Where a command is on the {@code PATH}, if it is. */
+	static Optional<Path> onPath(String command) {
+		return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+			.map((directory) -> Path.of(directory, command))
+			.filter(Files::isExecutable)
+			.findFirst();
 	}
 
 }
