@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one benchmark of the harness in benchmarks/src: ./benchmarks/run.sh <Name> [-Dseconds=5 -Drounds=3]
 # Names: EngineBenchmark, StateBenchmark, LockBenchmark, MaterializerBenchmark, CoordinationBenchmark, SecurityBenchmark,
-# MeltanoCycleBenchmark (-Dseconds=10 -Drounds=3 -DbackendCycles=5),
+# MeltanoCycleBenchmark (-Dseconds=10 -Drounds=3 -DbackendCycles=5), InProcessKeeperBenchmark (-Dseconds=5 -Drounds=3),
 # Soak (-Dminutes=10 -Drate=60 -Dwindow=60), ScaleBenchmark (-Dids=1000000 -Dversions=10),
 # TransferBenchmark (-Xmx384m -Dids=1000000), WatchBenchmark (-Dstreams=1000 -Dwrites=500),
 # ProfileBenchmark (-Dseconds=10: where a request's CPU goes, by thread, layer and statement)

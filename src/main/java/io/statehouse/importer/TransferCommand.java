@@ -8,7 +8,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.ConnectException;
 import java.net.URI;
+import java.net.http.HttpConnectTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -104,7 +106,7 @@ public final class TransferCommand {
 			return 2;
 		}
 		catch (IOException ex) {
-			err.println("Stopped: " + ex.getMessage());
+			err.println("Stopped: " + describe(ex, options.statehouseUrl()));
 			return 2;
 		}
 		catch (InterruptedException ex) {
@@ -274,6 +276,14 @@ public final class TransferCommand {
 			throw ex;
 		}
 		return totals;
+	}
+
+	/** What stopped the command, in words: the JDK's connection failures carry no message. */
+	static String describe(IOException ex, URI statehouseUrl) {
+		if (ex instanceof ConnectException || ex instanceof HttpConnectTimeoutException) {
+			return "Statehouse at " + statehouseUrl + " could not be reached (" + ex.getClass().getSimpleName() + ")";
+		}
+		return (ex.getMessage() != null) ? ex.getMessage() : ex.getClass().getSimpleName();
 	}
 
 	private int report(Totals totals) {

@@ -35,7 +35,8 @@ class BenchmarksSmokeTests {
 	static final List<Class<?>> BENCHMARKS = List.of(CoordinationBenchmark.class, ProfileBenchmark.class,
 			WatchBenchmark.class,
 			LockBenchmark.class, SecurityBenchmark.class, ScaleBenchmark.class, StateBenchmark.class,
-			MaterializerBenchmark.class, TransferBenchmark.class, EngineBenchmark.class, MeltanoCycleBenchmark.class);
+			MaterializerBenchmark.class, InProcessKeeperBenchmark.class, TransferBenchmark.class, EngineBenchmark.class,
+			MeltanoCycleBenchmark.class);
 
 	private static final Duration TIMEOUT = Duration.ofMinutes(5);
 

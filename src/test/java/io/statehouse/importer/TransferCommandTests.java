@@ -132,6 +132,23 @@ class TransferCommandTests {
 		}
 	}
 
+	@Test
+	void aStatehouseThatCannotBeReachedIsNamed() throws Exception {
+		String export = "{\"statehouse\":\"states\",\"format\":1,\"exportedAt\":\"2026-12-01T00:00:00Z\"}\n"
+				+ "{\"id\":\"a\",\"version\":1,\"updatedAt\":\"2026-12-01T00:00:00Z\",\"document\":{}}\n"
+				+ "{\"end\":true,\"lines\":1}\n";
+		Path path = Files.writeString(this.directory.resolve("whole.jsonl"), export);
+		Run imported = run("import", "--statehouse-url=http://127.0.0.1:1", path.toString());
+		Run exported = run("export", "--statehouse-url=http://127.0.0.1:1",
+				"--output=" + this.directory.resolve("out.jsonl"));
+		for (Run run : List.of(imported, exported)) {
+			assertThat(run.status()).isEqualTo(2);
+			assertThat(run.err()).contains("Stopped: Statehouse at http://127.0.0.1:1 could not be reached")
+				.doesNotContain("null");
+		}
+		assertThat(imported.err()).contains("Nothing was imported.");
+	}
+
 	private static String url(ServiceProcess service) {
 		return "http://127.0.0.1:" + service.port();
 	}

@@ -87,6 +87,11 @@ public final class ZooKeeperProcess implements AutoCloseable {
 	 * configuration, and attaches tables with the default profile).
 	 */
 	public Path clickHouseConfig(Path file) throws IOException {
+		return clickHouseConfig(file, this.port);
+	}
+
+	/** As {@link #clickHouseConfig(Path)}, for the ZooKeeper on a loopback {@code port}. */
+	public static Path clickHouseConfig(Path file, int port) throws IOException {
 		Files.writeString(file, """
 				<clickhouse>
 				    <zookeeper>
@@ -110,7 +115,7 @@ public final class ZooKeeperProcess implements AutoCloseable {
 				        </default>
 				    </users>
 				</clickhouse>
-				""".formatted(this.port, file.toAbsolutePath()));
+				""".formatted(port, file.toAbsolutePath()));
 		return file;
 	}
 
