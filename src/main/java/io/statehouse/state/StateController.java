@@ -18,6 +18,7 @@ import io.statehouse.changelog.StateSummary;
 import io.statehouse.changelog.StoredState;
 import io.statehouse.changelog.VersionInfo;
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.Cursors;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
@@ -163,10 +164,11 @@ class StateController {
 			@RequestParam(required = false) @Min(1) @Nullable Long version,
 			@RequestParam(required = false) @DateTimeFormat(iso = ISO.DATE_TIME) @Nullable Instant asOf,
 			@RequestHeader("Prefer") String prefer,
-			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch) {
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) @Nullable String ifNoneMatch,
+			ClientConnection connection) {
 		Duration wait = this.waitingReads.requestedWait(prefer);
 		if (version == null && asOf == null && ifNoneMatch != null && !wait.isZero()) {
-			return this.waitingReads.read(id, ifNoneMatch, wait);
+			return this.waitingReads.read(id, ifNoneMatch, wait, connection);
 		}
 		// Nothing to wait for: answered as without Prefer.
 		StoredState state = read(id, version, asOf);

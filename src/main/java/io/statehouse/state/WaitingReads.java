@@ -4,9 +4,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.changelog.StoredState;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.watch.StateWaits;
 import org.jspecify.annotations.Nullable;
 
@@ -68,62 +72,114 @@ class WaitingReads {
 		return Duration.ZERO;
 	}
 
-	/** The newest version of {@code id} once it is not one of {@code ifNoneMatch}, or the wait ended. */
-	DeferredResult<ResponseEntity<String>> read(String id, String ifNoneMatch, Duration wait) {
-		DeferredResult<ResponseEntity<String>> answer = new DeferredResult<>(wait.plus(UNANSWERED_AFTER).toMillis());
-		List<ETag> known = ETag.parse(ifNoneMatch);
-		attempt(answer, id, known, wait, System.nanoTime() + wait.toNanos(), false);
-		return answer;
+	/**
+	 * The newest version of {@code id} once it is not one of {@code ifNoneMatch}, or the wait ended;
+	 * 408 at once if the client hangs up meanwhile (its wait stops counting against the most kept).
+	 */
+	DeferredResult<ResponseEntity<String>> read(String id, String ifNoneMatch, Duration wait,
+			ClientConnection connection) {
+		Read read = new Read(new DeferredResult<>(wait.plus(UNANSWERED_AFTER).toMillis()), id,
+				ETag.parse(ifNoneMatch), wait, System.nanoTime() + wait.toNanos());
+		read.attempt(false);
+		if (!read.answer.hasResult()) {
+			read.answer.onCompletion(connection.onHangUp(read::hungUp));
+		}
+		return read.answer;
 	}
 
-	/** @param created whether the state was found absent before: a version that exists now was created since */
-	private void attempt(DeferredResult<ResponseEntity<String>> answer, String id, List<ETag> known, Duration wait,
-			long deadline, boolean created) {
-		try {
-			// The cursor first: a change committed after the read below is then one the wait sees.
-			FeedCursor at = this.waits.cursor();
-			Optional<StoredState> newest = this.states.newest(id);
-			StoredState live = newest.filter(StoredState::isLive).orElse(null);
-			boolean anyVersion = known.stream().anyMatch(ETag::isWildcard);
-			if (live == null) {
-				if (!anyVersion) {
-					// Gone since the version the client has.
-					throw StateNotFoundException.forId(id);
-				}
-			}
-			else if (anyVersion && !created) {
-				// RFC 9110: "*" does not hold once any version exists.
-				answer.setResult(withWait(ResponseEntity.status(HttpStatus.NOT_MODIFIED), wait).eTag(tag(live)).build());
-				return;
-			}
-			else if (anyVersion || known.stream().noneMatch((tag) -> tag.compare(etag(live), true))) {
-				answer.setResult(withWait(ResponseEntity.ok(), wait).eTag(tag(live))
-					.lastModified(live.updatedAt())
-					.contentType(MediaType.APPLICATION_JSON)
-					.body(live.document()));
-				return;
-			}
-			long left = deadline - System.nanoTime();
-			if (left <= 0) {
-				ended(answer, id, live, wait);
-				return;
-			}
-			long version = newest.map(StoredState::version).orElse(0L);
-			this.waits.change(id, version, at, Duration.ofNanos(left)).whenComplete((changed, failure) -> {
-				if (failure != null) {
-					answer.setErrorResult(failure);
-				}
-				else if (changed) {
-					attempt(answer, id, known, wait, deadline, live == null);
-				}
-				else {
-					ended(answer, id, live, wait);
-				}
-			});
+	/** One waiting read: its answer, and the wait it is in, if any. */
+	private final class Read {
+
+		final DeferredResult<ResponseEntity<String>> answer;
+
+		private final String id;
+
+		private final List<ETag> known;
+
+		private final Duration wait;
+
+		private final long deadline;
+
+		private final AtomicReference<@Nullable CompletableFuture<Boolean>> waiting = new AtomicReference<>();
+
+		Read(DeferredResult<ResponseEntity<String>> answer, String id, List<ETag> known, Duration wait, long deadline) {
+			this.answer = answer;
+			this.id = id;
+			this.known = known;
+			this.wait = wait;
+			this.deadline = deadline;
 		}
-		catch (RuntimeException ex) {
-			answer.setErrorResult(ex);
+
+		/** @param created whether the state was found absent before: a version that exists now was created since */
+		void attempt(boolean created) {
+			try {
+				// The cursor first: a change committed after the read below is then one the wait sees.
+				FeedCursor at = WaitingReads.this.waits.cursor();
+				Optional<StoredState> newest = WaitingReads.this.states.newest(this.id);
+				StoredState live = newest.filter(StoredState::isLive).orElse(null);
+				boolean anyVersion = this.known.stream().anyMatch(ETag::isWildcard);
+				if (live == null) {
+					if (!anyVersion) {
+						// Gone since the version the client has.
+						throw StateNotFoundException.forId(this.id);
+					}
+				}
+				else if (anyVersion && !created) {
+					// RFC 9110: "*" does not hold once any version exists.
+					this.answer
+						.setResult(withWait(ResponseEntity.status(HttpStatus.NOT_MODIFIED), this.wait).eTag(tag(live)).build());
+					return;
+				}
+				else if (anyVersion || this.known.stream().noneMatch((tag) -> tag.compare(etag(live), true))) {
+					this.answer.setResult(withWait(ResponseEntity.ok(), this.wait).eTag(tag(live))
+						.lastModified(live.updatedAt())
+						.contentType(MediaType.APPLICATION_JSON)
+						.body(live.document()));
+					return;
+				}
+				long left = this.deadline - System.nanoTime();
+				if (left <= 0 || this.answer.isSetOrExpired()) {
+					ended(this.answer, this.id, live, this.wait);
+					return;
+				}
+				long version = newest.map(StoredState::version).orElse(0L);
+				CompletableFuture<Boolean> change = WaitingReads.this.waits.change(this.id, version, at,
+						Duration.ofNanos(left));
+				this.waiting.set(change);
+				if (this.answer.isSetOrExpired()) {
+					// Hung up meanwhile.
+					change.cancel(false);
+					return;
+				}
+				change.whenComplete((changed, failure) -> {
+					if (failure instanceof CancellationException) {
+						return;
+					}
+					if (failure != null) {
+						this.answer.setErrorResult(failure);
+					}
+					else if (changed) {
+						attempt(live == null);
+					}
+					else {
+						ended(this.answer, this.id, live, this.wait);
+					}
+				});
+			}
+			catch (RuntimeException ex) {
+				this.answer.setErrorResult(ex);
+			}
 		}
+
+		/** Its client hung up: a client that only half-closed reads 408, and the wait stops. */
+		void hungUp() {
+			this.answer.setResult(ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).build());
+			CompletableFuture<Boolean> change = this.waiting.get();
+			if (change != null) {
+				change.cancel(false);
+			}
+		}
+
 	}
 
 	/** The wait ended with the client's version still the newest (304), or still no state (404). */

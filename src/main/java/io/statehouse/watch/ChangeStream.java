@@ -294,6 +294,12 @@ class ChangeStream implements Follower {
 		}
 	}
 
+	/** Its client hung up: the stream ends now, not when a write to the connection fails. */
+	void hungUp() {
+		finish();
+		this.emitter.complete();
+	}
+
 	/** Ends the stream at once, with what was sent: a document could not be read. */
 	private void unavailable() throws IOException {
 		synchronized (this) {

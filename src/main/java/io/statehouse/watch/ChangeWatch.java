@@ -16,6 +16,7 @@ import io.statehouse.changelog.ChangeFeed;
 import io.statehouse.changelog.ChangeFeed.Changes;
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.changelog.FeedCursorGoneException;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.InvalidRequestException;
 import org.jspecify.annotations.Nullable;
 
@@ -69,12 +70,14 @@ class ChangeWatch {
 	 * @param id the one id asked for, if one
 	 * @param from the cursor to start after; without one, now or, {@code oldest}, the oldest retained
 	 * @param documents whether each change carries the document it wrote
+	 * @param connection the request's: a stream whose client hangs up ends at once, not at its
+	 * next heartbeat, so that it stops counting against {@code maxStreams}
 	 * @throws FeedCursorGoneException if changes after {@code from} are no longer retained
 	 * @throws InvalidRequestException if {@code from} is beyond every change committed so far
 	 * @throws TooManyWatchersException if this instance has as many streams open as it keeps
 	 */
 	SseEmitter open(@Nullable String id, Predicate<String> wanted, @Nullable FeedCursor from, boolean oldest,
-			boolean documents) {
+			boolean documents, ClientConnection connection) {
 		if (this.open.incrementAndGet() > this.properties.maxStreams()) {
 			this.open.decrementAndGet();
 			throw new TooManyWatchersException("streams", this.properties.maxStreams());
@@ -94,6 +97,7 @@ class ChangeWatch {
 			// Streams end by their own events; the server never times them out.
 			SseEmitter emitter = new SseEmitter(0L);
 			AtomicReference<@Nullable ScheduledFuture<?>> heartbeat = new AtomicReference<>();
+			AtomicReference<@Nullable Runnable> unwatch = new AtomicReference<>();
 			AtomicReference<@Nullable ChangeStream> self = new AtomicReference<>();
 			ChangeStream stream = new ChangeStream(emitter, id, wanted, start, this.properties.maxQueued(),
 					this.senders, this.sent::increment, () -> this.catchUp.execute(() -> catchUp(self.get())), () -> {
@@ -105,17 +109,30 @@ class ChangeWatch {
 						if (beat != null) {
 							beat.cancel(false);
 						}
+						stopWatching(unwatch);
 						this.open.decrementAndGet();
 					}, documents ? this.documents : null);
 			self.set(stream);
 			long every = this.properties.heartbeat().toMillis();
 			heartbeat.set(this.heartbeats.scheduleAtFixedRate(stream::bookmark, every, every, TimeUnit.MILLISECONDS));
+			unwatch.set(connection.onHangUp(stream::hungUp));
+			if (stream.isOver()) {
+				stopWatching(unwatch);
+			}
 			this.catchUp.execute(() -> catchUp(stream));
 			return emitter;
 		}
 		catch (RuntimeException ex) {
 			this.open.decrementAndGet();
 			throw ex;
+		}
+	}
+
+	/** Stops watching a stream's connection, once, whichever of its end and its start comes last. */
+	private static void stopWatching(AtomicReference<@Nullable Runnable> unwatch) {
+		Runnable watching = unwatch.getAndSet(null);
+		if (watching != null) {
+			watching.run();
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.util.function.Predicate;
 
 import io.statehouse.changelog.FeedCursor;
 import io.statehouse.shared.Caller;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.Glob;
 import io.statehouse.shared.Ids;
 import io.swagger.v3.oas.annotations.Operation;
@@ -76,7 +77,7 @@ class ChangesController {
 			@Parameter(in = ParameterIn.HEADER, description = CURSOR_DOC) @RequestHeader(name = "Last-Event-ID",
 					required = false) @Pattern(regexp = FeedCursor.PATTERN,
 							message = "A cursor is one that this service sent.") @Nullable String lastEventId,
-			Caller caller) {
+			Caller caller, ClientConnection connection) {
 		Predicate<String> wanted = caller.ids()::permits;
 		if (id != null) {
 			wanted = wanted.and(id::equals);
@@ -89,7 +90,7 @@ class ChangesController {
 		}
 		String resumeAt = (lastEventId != null) ? lastEventId : cursor;
 		return this.watch.open(id, wanted, (resumeAt != null) ? FeedCursor.parse(resumeAt) : null, from != null,
-				documents);
+				documents, connection);
 	}
 
 }

@@ -80,7 +80,7 @@ public class StateWaits {
 	 * @param after the cursor the waiter read {@code version} at ({@link #cursor()})
 	 * @param version the version it has; 0 for none
 	 * @return {@code true} once such a change may have been committed (read the state again),
-	 * {@code false} when {@code wait} passed without one
+	 * {@code false} when {@code wait} passed without one; cancel it when nobody waits any more
 	 * @throws TooManyWatchersException if this instance has as many waits open as it keeps
 	 */
 	public CompletableFuture<Boolean> change(String id, long version, FeedCursor after, Duration wait) {
@@ -93,6 +93,10 @@ public class StateWaits {
 		waiter.result.whenComplete((changed, ex) -> {
 			this.open.decrementAndGet();
 			this.byId.computeIfPresent(id, (key, waiting) -> (waiting.remove(waiter) && waiting.isEmpty()) ? null : waiting);
+			if (ex != null) {
+				// Cancelled: the tail lets it go too.
+				this.tail.leave(waiter);
+			}
 		});
 		if (!this.tail.join(waiter, after)) {
 			// The tail has not read the feed yet (ClickHouse away since start), or moved on further

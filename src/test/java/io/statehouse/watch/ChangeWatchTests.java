@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.statehouse.changelog.ChangeFeed;
 import io.statehouse.changelog.FeedCursor;
+import io.statehouse.shared.ClientConnection;
 import io.statehouse.shared.InvalidRequestException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -33,6 +34,10 @@ class ChangeWatchTests {
 
 	private final ChangeTail tail = new ChangeTail(this.feed, this.properties, new SimpleMeterRegistry());
 
+	/** A connection whose hang-up nobody can tell. */
+	private static final ClientConnection UNWATCHED = (action) -> () -> {
+	};
+
 	private final ChangeWatch watch = new ChangeWatch(this.feed, this.tail, mock(EventDocuments.class), this.properties,
 			mock(ExecutorService.class), mock(ExecutorService.class), mock(ScheduledExecutorService.class),
 			new SimpleMeterRegistry());
@@ -40,9 +45,9 @@ class ChangeWatchTests {
 	@Test
 	void streamsFromNowOrFromACursorTheTailIsPastAskOnlyWhetherThatCursorIsRetained() {
 		this.tail.join(mock(Follower.class), FeedCursor.after(42));
-		this.watch.open(null, (id) -> true, null, false, false);
-		this.watch.open("a", (id) -> true, FeedCursor.after(42), false, false);
-		this.watch.open(null, (id) -> true, FeedCursor.after(40), false, false);
+		this.watch.open(null, (id) -> true, null, false, false, UNWATCHED);
+		this.watch.open("a", (id) -> true, FeedCursor.after(42), false, false, UNWATCHED);
+		this.watch.open(null, (id) -> true, FeedCursor.after(40), false, false, UNWATCHED);
 		verify(this.feed).requireRetained(FeedCursor.after(42));
 		verify(this.feed).requireRetained(FeedCursor.after(40));
 		verify(this.feed, times(2)).requireRetained(any());
@@ -54,18 +59,18 @@ class ChangeWatchTests {
 	void aCursorPastWhereTheTailStandsIsCheckedAgainstTheFeedsEnd() {
 		this.tail.join(mock(Follower.class), FeedCursor.after(42));
 		when(this.feed.end()).thenReturn(FeedCursor.after(50));
-		this.watch.open(null, (id) -> true, FeedCursor.after(45), false, false);
+		this.watch.open(null, (id) -> true, FeedCursor.after(45), false, false, UNWATCHED);
 		assertThatExceptionOfType(InvalidRequestException.class)
-			.isThrownBy(() -> this.watch.open(null, (id) -> true, FeedCursor.after(60), false, false));
+			.isThrownBy(() -> this.watch.open(null, (id) -> true, FeedCursor.after(60), false, false, UNWATCHED));
 		verify(this.feed, never()).oldest();
 	}
 
 	@Test
 	void anIdleTailLeavesTheChecksToTheFeed() {
 		when(this.feed.end()).thenReturn(FeedCursor.after(50));
-		this.watch.open(null, (id) -> true, FeedCursor.after(45), false, false);
+		this.watch.open(null, (id) -> true, FeedCursor.after(45), false, false, UNWATCHED);
 		assertThatExceptionOfType(InvalidRequestException.class)
-			.isThrownBy(() -> this.watch.open(null, (id) -> true, FeedCursor.after(60), false, false));
+			.isThrownBy(() -> this.watch.open(null, (id) -> true, FeedCursor.after(60), false, false, UNWATCHED));
 		verify(this.feed).requireRetained(FeedCursor.after(45));
 	}
 
