@@ -1,5 +1,7 @@
 package io.statehouse;
 
+import java.util.List;
+
 import io.statehouse.importer.ImportCommand;
 import io.statehouse.importer.TransferCommand;
 import io.statehouse.security.TokenCommand;
@@ -13,7 +15,20 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 @ConfigurationPropertiesScan
 public class StatehouseApplication {
 
+	/** What {@code --help} prints: the service, and the commands the same jar runs. */
+	static final String USAGE = """
+			usage: java -jar statehouse.jar [--<property>=<value> ...]    run the service (README, docs/operations.md)
+			       java -jar statehouse.jar token --name=<name>           mint an API token (docs/security.md)
+			       java -jar statehouse.jar export|import [<options>]     copy states out of or into a Statehouse
+			       java -jar statehouse.jar import-clickhouse [<options>] take in Meltano's ClickHouse backend's state
+			Each command lists its options when given one it does not know.
+			""";
+
 	public static void main(String[] args) {
+		if (args.length == 1 && List.of("--help", "-h", "help").contains(args[0])) {
+			System.out.print(USAGE);
+			System.exit(0);
+		}
 		if (args.length > 0 && args[0].equals(TokenCommand.NAME)) {
 			System.exit(TokenCommand.run(args, System.out, System.err));
 		}

@@ -6,9 +6,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.statehouse.support.JavaProcess;
 import io.statehouse.support.ServiceProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,6 +52,18 @@ class EmbeddedDefaultEndToEndTests {
 				.body()).contains("\"database\":\"statehouse\"").contains("\"status\":\"UP\"");
 		}
 		assertThat(Files.isDirectory(this.workingDirectory.resolve("data/clickhouse/metadata"))).isTrue();
+	}
+
+	@Test
+	void helpSaysWhatTheJarRunsAndStartsNothing() throws Exception {
+		try (JavaProcess help = JavaProcess.start(this.workingDirectory, StatehouseApplication.class, List.of(),
+				List.of("--help"))) {
+			assertThat(help.waitFor(Duration.ofSeconds(60))).isZero();
+			assertThat(help.output()).startsWith("usage: java -jar statehouse.jar [--<property>=<value> ...]")
+				.contains("token --name=", "export|import", "import-clickhouse")
+				.doesNotContain("Spring Boot");
+		}
+		assertThat(this.workingDirectory.resolve("data")).doesNotExist();
 	}
 
 }
