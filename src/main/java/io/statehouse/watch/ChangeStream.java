@@ -259,15 +259,22 @@ class ChangeStream implements Follower {
 		while (true) {
 			Outgoing next;
 			boolean complete;
+			boolean over;
 			synchronized (this) {
 				next = this.queue.pollFirst();
-				if (next == null || this.finished) {
+				over = this.finished;
+				if (next == null || over) {
 					this.sending = false;
-					notifyAll();
-					return;
 				}
 				complete = this.ended && this.queue.isEmpty();
 				notifyAll();
+			}
+			if (next == null || over) {
+				if (over) {
+					// Finished while this was sending: a hang-up leaves the response to its sender.
+					this.emitter.complete();
+				}
+				return;
 			}
 			try {
 				SseEmitter.SseEventBuilder event;
@@ -294,10 +301,26 @@ class ChangeStream implements Follower {
 		}
 	}
 
-	/** Its client hung up: the stream ends now, not when a write to the connection fails. */
+	/**
+	 * Its client hung up: the stream ends now, not when a write to the connection fails. Never
+	 * waits: completing the response waits for a write in flight (to a client that stopped reading,
+	 * until the server's write timeout), so a stream being sent is completed by its sender.
+	 */
 	void hungUp() {
-		finish();
-		this.emitter.complete();
+		boolean sending;
+		synchronized (this) {
+			if (this.finished) {
+				return;
+			}
+			this.finished = true;
+			this.queue.clear();
+			notifyAll();
+			sending = this.sending;
+		}
+		this.closed.run();
+		if (!sending) {
+			this.emitter.complete();
+		}
 	}
 
 	/** Ends the stream at once, with what was sent: a document could not be read. */

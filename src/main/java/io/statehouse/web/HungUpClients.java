@@ -14,9 +14,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
@@ -70,11 +72,10 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 
 	private final boolean tablesReadable = Files.isReadable(TABLES.get(0));
 
-	private final ScheduledExecutorService looker = Executors.newSingleThreadScheduledExecutor((task) -> {
-		Thread thread = new Thread(task, "hung-up-clients");
-		thread.setDaemon(true);
-		return thread;
-	});
+	private final ScheduledExecutorService looker = Executors.newSingleThreadScheduledExecutor(daemon("hung-up-clients"));
+
+	/** Runs what hang-ups set off, each on a thread of its own: one that waits holds up no look. */
+	private final ExecutorService actions = Executors.newCachedThreadPool(daemon("hung-up-actions"));
 
 	private final Counter noticed;
 
@@ -151,7 +152,7 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 				if (closed.contains(endpoints) || (watch.seen && !open.contains(endpoints))) {
 					if (this.watched.remove(endpoints, watch)) {
 						this.noticed.increment();
-						watch.action.run();
+						this.actions.execute(watch.action);
 					}
 				}
 				else if (open.contains(endpoints)) {
@@ -167,6 +168,15 @@ class HungUpClients implements HandlerMethodArgumentResolver, WebMvcConfigurer, 
 	@Override
 	public void destroy() {
 		this.looker.shutdownNow();
+		this.actions.shutdownNow();
+	}
+
+	private static ThreadFactory daemon(String name) {
+		return (task) -> {
+			Thread thread = new Thread(task, name);
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	/** A request waiting for its client's hang-up; {@code seen} once its connection was listed open. */

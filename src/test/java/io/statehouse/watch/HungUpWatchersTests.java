@@ -2,6 +2,7 @@ package io.statehouse.watch;
 
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -67,6 +69,39 @@ class HungUpWatchersTests {
 		}
 		// The state waited on is as it was, and waits still work.
 		assertThat(this.client.get("/states/" + id, "If-None-Match", etag, "Prefer", "wait=1").status()).isEqualTo(304);
+	}
+
+	/**
+	 * A stream whose client stopped reading has its sender stuck in a write (until the server's
+	 * write timeout, about a minute); that client hanging up must hold up no other hang-up.
+	 */
+	@Test
+	void aStreamStuckWritingToItsClientHoldsUpNoOtherHangUp() throws Exception {
+		// More than a small receive buffer and the server's send buffer on loopback hold.
+		String big = "{\"pad\":\"" + "x".repeat(200_000) + "\"}";
+		for (int i = 0; i < 60; i++) {
+			assertThat(this.client.put("/states/hung-up-big:" + i, big).status()).isIn(200, 201);
+		}
+		assertThat(this.client.put("/states/hung-up:bystander", "{\"n\":1}").status()).isIn(200, 201);
+		String etag = this.client.get("/states/hung-up:bystander").header("ETag").orElseThrow();
+		double streams = gauge("statehouse.watch.streams");
+		try (Socket stalled = new Socket()) {
+			stalled.setReceiveBufferSize(4096);
+			stalled.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), this.client.port()));
+			send(stalled, "GET /changes?prefix=hung-up-big:&documents=true&from=oldest HTTP/1.1\r\nHost: localhost\r\n"
+					+ "Accept: text/event-stream\r\n\r\n");
+			await().atMost(NOTICED_WITHIN).until(() -> gauge("statehouse.watch.streams") == streams + 1);
+			// Time for its catch-up to read the documents and fill the buffers: its sender is stuck then.
+			Thread.sleep(2000);
+			hangUp(stalled, false, "statehouse.watch.streams");
+			double waits = gauge("statehouse.watch.waits");
+			try (Socket bystander = connect()) {
+				send(bystander, "GET /states/hung-up:bystander HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: " + etag
+						+ "\r\nPrefer: wait=60\r\n\r\n");
+				await().atMost(NOTICED_WITHIN).until(() -> gauge("statehouse.watch.waits") == waits + 1);
+				hangUp(bystander, false, "statehouse.watch.waits");
+			}
+		}
 	}
 
 	private Socket connect() throws Exception {
