@@ -307,18 +307,7 @@ class ChangeStream implements Follower {
 	 * until the server's write timeout), so a stream being sent is completed by its sender.
 	 */
 	void hungUp() {
-		boolean sending;
-		synchronized (this) {
-			if (this.finished) {
-				return;
-			}
-			this.finished = true;
-			this.queue.clear();
-			notifyAll();
-			sending = this.sending;
-		}
-		this.closed.run();
-		if (!sending) {
+		if (!finish()) {
 			this.emitter.complete();
 		}
 	}
@@ -340,16 +329,24 @@ class ChangeStream implements Follower {
 		finish();
 	}
 
-	private void finish() {
+	/**
+	 * Ends the stream here, once: nothing more is queued or sent.
+	 * @return whether a send was in flight (its sender completes the response when it returns)
+	 */
+	private boolean finish() {
+		boolean first;
+		boolean sending;
 		synchronized (this) {
-			if (this.finished) {
-				return;
-			}
+			first = !this.finished;
 			this.finished = true;
 			this.queue.clear();
+			sending = this.sending;
 			notifyAll();
 		}
-		this.closed.run();
+		if (first) {
+			this.closed.run();
+		}
+		return sending;
 	}
 
 	/**
