@@ -136,6 +136,8 @@ class StateController {
 							schema = @Schema(type = "string")) })
 	@ApiResponse(responseCode = "404", description = "No such state or version (or none at that time)", content = @Content(
 			mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
+	@ApiResponse(responseCode = "408", description = "The client closed its side of the connection while the read "
+			+ "waited (`Prefer: wait`): the wait ended there", content = @Content)
 	@ApiResponse(responseCode = "410", description = "That version (or the state at that time) is no longer retained",
 			content = @Content(mediaType = "application/problem+json", schema = @Schema(ref = "Problem")))
 	@Nullable String get(@PathVariable @Pattern(regexp = Ids.PATTERN, message = Ids.DESCRIPTION) String id,
