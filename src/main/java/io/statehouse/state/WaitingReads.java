@@ -138,7 +138,7 @@ class WaitingReads {
 					return;
 				}
 				long left = this.deadline - System.nanoTime();
-				if (left <= 0 || this.answer.isSetOrExpired()) {
+				if (left <= 0) {
 					ended(this.answer, this.id, live, this.wait);
 					return;
 				}
@@ -147,7 +147,7 @@ class WaitingReads {
 						Duration.ofNanos(left));
 				this.waiting.set(change);
 				if (this.answer.isSetOrExpired()) {
-					// Hung up meanwhile.
+					// Hung up before the wait could be cancelled.
 					change.cancel(false);
 					return;
 				}
