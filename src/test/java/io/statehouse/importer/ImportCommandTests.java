@@ -11,8 +11,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -42,6 +40,7 @@ import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
 import io.statehouse.support.TestClickHouse;
+import io.statehouse.support.TestTokens;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -97,26 +96,8 @@ class ImportCommandTests {
 
 	@DynamicPropertySource
 	static void tokens(DynamicPropertyRegistry registry) {
-		token(registry, 0, "importer", IMPORTER, "*");
-		token(registry, 1, "dev-importer", DEV, "dev:*");
-	}
-
-	private static void token(DynamicPropertyRegistry registry, int index, String name, String secret, String ids) {
-		String prefix = "statehouse.security.tokens[" + index + "].";
-		registry.add(prefix + "name", () -> name);
-		registry.add(prefix + "sha256", () -> sha256(secret));
-		registry.add(prefix + "scopes", () -> "read,write");
-		registry.add(prefix + "ids", () -> ids);
-	}
-
-	private static String sha256(String secret) {
-		try {
-			return HexFormat.of()
-				.formatHex(MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.UTF_8)));
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		TestTokens.register(registry, 0, "importer", IMPORTER, "read,write", "*");
+		TestTokens.register(registry, 1, "dev-importer", DEV, "read,write", "dev:*");
 	}
 
 	@Autowired

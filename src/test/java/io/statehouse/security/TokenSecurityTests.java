@@ -3,7 +3,6 @@ package io.statehouse.security;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -12,6 +11,7 @@ import io.statehouse.support.EventStream.Event;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseClient.Response;
 import io.statehouse.support.StatehouseTest;
+import io.statehouse.support.TestTokens;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -53,21 +53,12 @@ class TokenSecurityTests {
 
 	@DynamicPropertySource
 	static void tokens(DynamicPropertyRegistry registry) {
-		token(registry, 0, "reader", READER, "read", "*");
-		token(registry, 1, "prod-writer", PROD_WRITER, "read,write", "prod:*");
-		token(registry, 2, "prod-admin", PROD_ADMIN, "read,admin", "prod:*,shared:?");
-		token(registry, 3, "root", ROOT, "read,admin", "*");
-		token(registry, 4, "metrics", METRICS, "metrics", "*");
-		token(registry, 5, "prod-write-only", PROD_WRITE_ONLY, "write", "prod:*");
-	}
-
-	private static void token(DynamicPropertyRegistry registry, int index, String name, String secret, String scopes,
-			String ids) {
-		String prefix = "statehouse.security.tokens[" + index + "].";
-		registry.add(prefix + "name", () -> name);
-		registry.add(prefix + "sha256", () -> HexFormat.of().formatHex(ConfiguredTokens.sha256(secret)));
-		registry.add(prefix + "scopes", () -> scopes);
-		registry.add(prefix + "ids", () -> ids);
+		TestTokens.register(registry, 0, "reader", READER, "read", "*");
+		TestTokens.register(registry, 1, "prod-writer", PROD_WRITER, "read,write", "prod:*");
+		TestTokens.register(registry, 2, "prod-admin", PROD_ADMIN, "read,admin", "prod:*,shared:?");
+		TestTokens.register(registry, 3, "root", ROOT, "read,admin", "*");
+		TestTokens.register(registry, 4, "metrics", METRICS, "metrics", "*");
+		TestTokens.register(registry, 5, "prod-write-only", PROD_WRITE_ONLY, "write", "prod:*");
 	}
 
 	@Autowired

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.statehouse.support.Installed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +25,7 @@ class AlertRulesTests {
 
 	@Test
 	void theRulesLoadAndEachAlertFiresOnlyOnWhatItIsMeantFor() throws Exception {
-		assumeTrue(PrometheusConventionsTests.onPath("promtool").isPresent(),
+		assumeTrue(Installed.onPath("promtool").isPresent(),
 				"promtool is not installed (Debian: apt-get install prometheus)");
 		assertThat(promtool(List.of("check", "rules", "alerts.yml"))).contains("SUCCESS: 9 rules found");
 		assertThat(promtool(List.of("test", "rules", "alerts-test.yml"))).contains("SUCCESS");

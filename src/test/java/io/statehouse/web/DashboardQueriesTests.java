@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import io.statehouse.support.Installed;
 import io.statehouse.support.Ports;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
@@ -54,7 +55,7 @@ class DashboardQueriesTests {
 
 	@Test
 	void everyPanelsQueryRunsAndShowsDataAfterTraffic() throws Exception {
-		assumeTrue(PrometheusConventionsTests.onPath("prometheus").isPresent(),
+		assumeTrue(Installed.onPath("prometheus").isPresent(),
 				"prometheus is not installed (Debian: apt-get install prometheus)");
 		Map<String, List<String>> queries = panelQueries(json.readTree(DASHBOARD.toFile()));
 		try (ServiceProcess service = ServiceProcess.start(Files.createDirectories(this.directory.resolve("service")))) {

@@ -1,13 +1,10 @@
 package io.statehouse.web;
 
-import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
+import io.statehouse.support.Installed;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.StatehouseClient;
 import org.junit.jupiter.api.Test;
@@ -28,7 +25,7 @@ class PrometheusConventionsTests {
 
 	@Test
 	void promtoolFindsNothingInAScrape() throws Exception {
-		assumeTrue(onPath("promtool").isPresent(), "promtool is not installed (Debian: apt-get install prometheus)");
+		assumeTrue(Installed.onPath("promtool").isPresent(), "promtool is not installed (Debian: apt-get install prometheus)");
 		try (ServiceProcess service = ServiceProcess.start(this.directory)) {
 			StatehouseClient client = StatehouseClient.forPort(service.port());
 			client.put("/states/metrics:a", "{\"v\":1}");
@@ -54,14 +51,6 @@ class PrometheusConventionsTests {
 			assertThat(findings).isEmpty();
 			assertThat(promtool.exitValue()).isZero();
 		}
-	}
-
-	/** Where a command is on the {@code PATH}, if it is. */
-	static Optional<Path> onPath(String command) {
-		return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-			.map((directory) -> Path.of(directory, command))
-			.filter(Files::isExecutable)
-			.findFirst();
 	}
 
 }

@@ -1,21 +1,14 @@
 package io.statehouse.web;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 import io.statehouse.support.PythonTools;
 import io.statehouse.support.StatehouseTest;
+import io.statehouse.support.TestTokens;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.yaml.snakeyaml.Yaml;
 
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -69,13 +62,8 @@ class SchemathesisTests {
 		int port;
 
 		@DynamicPropertySource
-		static void token(DynamicPropertyRegistry registry) throws Exception {
-			registry.add("statehouse.security.tokens[0].name", () -> "schemathesis");
-			String sha256 = HexFormat.of()
-				.formatHex(MessageDigest.getInstance("SHA-256").digest(SECRET.getBytes(StandardCharsets.UTF_8)));
-			registry.add("statehouse.security.tokens[0].sha256", () -> sha256);
-			registry.add("statehouse.security.tokens[0].scopes", () -> "read,write,admin");
-			registry.add("statehouse.security.tokens[0].ids", () -> "*");
+		static void token(DynamicPropertyRegistry registry) {
+			TestTokens.register(registry, 0, "schemathesis", SECRET, "read,write,admin", "*");
 		}
 
 		@Test
@@ -99,23 +87,12 @@ class SchemathesisTests {
 		System.out.println(run.output());
 		System.out.printf("Schemathesis ran for %.1f s%n", (System.nanoTime() - started) / 1e9);
 		assertThat(run.exitValue()).as("seed %d:%n%s", SEED, run.output()).isZero();
-		int operations = operations();
+		int operations = OpenApiDocument.operations().size();
 		// Every operation but the never-ending change stream (schemathesis.toml says why).
 		int selected = operations - 1;
 		assertThat(run.output()).as(run.output())
 			.contains(selected + " selected / " + operations + " total", "Tested: " + selected, "✅ Coverage",
 					"✅ Fuzzing", "✅ Stateful");
-	}
-
-	/** How many operations openapi.yaml describes. */
-	@SuppressWarnings("unchecked")
-	private static int operations() throws Exception {
-		Map<String, Object> contract = new Yaml().load(Files.readString(Path.of("openapi.yaml")));
-		Set<String> methods = Set.of("get", "put", "post", "delete", "patch", "head", "options", "trace");
-		return ((Map<String, Map<String, Object>>) contract.get("paths")).values()
-			.stream()
-			.mapToInt((path) -> (int) path.keySet().stream().filter(methods::contains).count())
-			.sum();
 	}
 
 }

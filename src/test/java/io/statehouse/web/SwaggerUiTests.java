@@ -1,19 +1,15 @@
 package io.statehouse.web;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
+import io.statehouse.support.Installed;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
+import io.statehouse.support.TestTokens;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +23,6 @@ import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
-import org.yaml.snakeyaml.Yaml;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -50,13 +45,8 @@ class SwaggerUiTests {
 	private static final Duration PATIENCE = Duration.ofSeconds(30);
 
 	@DynamicPropertySource
-	static void tokens(DynamicPropertyRegistry registry) throws Exception {
-		String sha256 = HexFormat.of()
-			.formatHex(MessageDigest.getInstance("SHA-256").digest(OPERATOR.getBytes(StandardCharsets.UTF_8)));
-		registry.add("statehouse.security.tokens[0].name", () -> "operator");
-		registry.add("statehouse.security.tokens[0].sha256", () -> sha256);
-		registry.add("statehouse.security.tokens[0].scopes", () -> "read,write");
-		registry.add("statehouse.security.tokens[0].ids", () -> "ui:*");
+	static void tokens(DynamicPropertyRegistry registry) {
+		TestTokens.register(registry, 0, "operator", OPERATOR, "read,write", "ui:*");
 	}
 
 	@Autowired
@@ -71,8 +61,8 @@ class SwaggerUiTests {
 
 	@BeforeEach
 	void openBrowser() {
-		Optional<Path> chromium = PrometheusConventionsTests.onPath("chromium");
-		Optional<Path> chromedriver = PrometheusConventionsTests.onPath("chromedriver");
+		Optional<Path> chromium = Installed.onPath("chromium");
+		Optional<Path> chromedriver = Installed.onPath("chromedriver");
 		assumeTrue(chromium.isPresent() && chromedriver.isPresent(),
 				"chromium or chromedriver is not installed (Debian: apt-get install chromium chromium-driver)");
 		ChromeOptions options = new ChromeOptions().setBinary(chromium.get().toFile())
@@ -104,7 +94,7 @@ class SwaggerUiTests {
 			String path = operation.findElement(By.cssSelector(".opblock-summary-path")).getAttribute("data-path");
 			listed.add(method + " " + path);
 		}
-		assertThat(listed).isEqualTo(contractOperations());
+		assertThat(listed).isEqualTo(OpenApiDocument.operations());
 		assertThat(this.browser.findElements(By.cssSelector(".errors-wrapper"))).isEmpty();
 	}
 
@@ -168,18 +158,6 @@ class SwaggerUiTests {
 		dialog.findElement(By.cssSelector(".auth-btn-wrapper .authorize")).click();
 		dialog.findElement(By.cssSelector(".auth-btn-wrapper .btn-done")).click();
 		this.wait.until(ExpectedConditions.invisibilityOfElementLocated(By.cssSelector(".dialog-ux")));
-	}
-
-	/** Every operation openapi.yaml describes, as "METHOD /path". */
-	@SuppressWarnings("unchecked")
-	private static Set<String> contractOperations() throws Exception {
-		Map<String, Object> contract = new Yaml().load(Files.readString(Path.of("openapi.yaml")));
-		Set<String> operations = new TreeSet<>();
-		((Map<String, Map<String, Object>>) contract.get("paths")).forEach((path, methods) -> methods.keySet()
-			.stream()
-			.filter(List.of("get", "put", "post", "patch", "delete", "head", "options")::contains)
-			.forEach((method) -> operations.add(method.toUpperCase(java.util.Locale.ROOT) + " " + path)));
-		return operations;
 	}
 
 }
