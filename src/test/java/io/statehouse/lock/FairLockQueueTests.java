@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
+import io.statehouse.support.RawHttp;
 import io.statehouse.support.ServiceProcess;
 import io.statehouse.support.SharedEngine;
 import io.statehouse.support.StatehouseClient;
@@ -160,13 +161,7 @@ class FairLockQueueTests {
 				out.flush();
 				await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 1);
 				long hungUp = System.nanoTime();
-				if (reset) {
-					gone.setSoLinger(true, 0);
-					gone.close();
-				}
-				else {
-					gone.shutdownOutput();
-				}
+				RawHttp.hangUp(gone, reset);
 				await().atMost(Duration.ofSeconds(10)).until(() -> waiting(a, id) == 0);
 				System.out.printf("A waiter whose client %s left the line within %d ms%n", reset ? "reset" : "hung up",
 						TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungUp));

@@ -46,6 +46,17 @@ public final class RawHttp {
 		}
 	}
 
+	/** Hangs up as a client does: it sends its FIN (and may still read), or it resets the connection. */
+	public static void hangUp(Socket client, boolean reset) throws IOException {
+		if (reset) {
+			client.setSoLinger(true, 0);
+			client.close();
+		}
+		else {
+			client.shutdownOutput();
+		}
+	}
+
 	private static Response parse(byte[] raw) {
 		int end = indexOf(raw, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII), 0);
 		if (end < 0) {

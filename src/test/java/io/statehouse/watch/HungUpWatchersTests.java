@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.statehouse.support.RawHttp;
 import io.statehouse.support.StatehouseClient;
 import io.statehouse.support.StatehouseTest;
 import org.junit.jupiter.api.Test;
@@ -118,13 +119,7 @@ class HungUpWatchersTests {
 	private void hangUp(Socket client, boolean reset, String gauge) throws Exception {
 		double counted = gauge(gauge);
 		long hungUp = System.nanoTime();
-		if (reset) {
-			client.setSoLinger(true, 0);
-			client.close();
-		}
-		else {
-			client.shutdownOutput();
-		}
+		RawHttp.hangUp(client, reset);
 		await().atMost(NOTICED_WITHIN).until(() -> gauge(gauge) == counted - 1);
 		System.out.printf("%s: a client that %s was let go within %d ms%n", gauge, reset ? "reset" : "hung up",
 				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - hungUp));
