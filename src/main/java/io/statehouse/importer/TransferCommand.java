@@ -279,7 +279,7 @@ public final class TransferCommand {
 	}
 
 	/** What stopped the command, in words: the JDK's connection failures carry no message. */
-	static String describe(IOException ex, URI statehouseUrl) {
+	private static String describe(IOException ex, URI statehouseUrl) {
 		if (ex instanceof ConnectException || ex instanceof HttpConnectTimeoutException) {
 			return "Statehouse at " + statehouseUrl + " could not be reached (" + ex.getClass().getSimpleName() + ")";
 		}
